@@ -1,0 +1,279 @@
+//! The gate: a cheap per-turn heuristic that decides whether a probe runs.
+//!
+//! Four triggers (new named entity, domain shift, decision language,
+//! correction language) and a dead man's switch. Every decision carries the
+//! triggers that fired or the reason it stayed quiet, so the probe rate is
+//! measurable. The gate reads no files and allocates no regex: it runs inline
+//! on the hook's critical path.
+
+use std::collections::{HashSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::GateConfig;
+use crate::extract;
+use crate::graph::{Domain, NodeKind, normalize_name};
+
+/// Why the gate fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// A name, path or identifier that is not yet a node label or alias.
+    NewEntity,
+    /// The turn's dominant domain differs from the recent window's.
+    DomainShift,
+    /// "let's go with", "we decided", "switch to" …
+    Decision,
+    /// "actually", "no,", "that's wrong" …
+    Correction,
+    /// Too many quiet turns in a row.
+    DeadMansSwitch,
+}
+
+impl Trigger {
+    /// All triggers in a fixed order.
+    pub const ALL: [Trigger; 5] = [
+        Trigger::NewEntity,
+        Trigger::DomainShift,
+        Trigger::Decision,
+        Trigger::Correction,
+        Trigger::DeadMansSwitch,
+    ];
+
+    /// The snake_case name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::NewEntity => "new_entity",
+            Trigger::DomainShift => "domain_shift",
+            Trigger::Decision => "decision",
+            Trigger::Correction => "correction",
+            Trigger::DeadMansSwitch => "dead_mans_switch",
+        }
+    }
+}
+
+/// What the gate sees of one turn.
+#[derive(Clone, Debug, Default)]
+pub struct GateInput<'a> {
+    /// The user's prompt (already redacted).
+    pub prompt: &'a str,
+    /// The assistant's previous reply (already redacted), if any.
+    pub previous_reply: &'a str,
+}
+
+/// The gate's verdict on one turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateDecision {
+    /// Whether a probe should run.
+    pub fire: bool,
+    /// Every trigger that fired (empty when quiet).
+    pub triggers: Vec<Trigger>,
+    /// Human-readable reason, for the log and `replay`.
+    pub reason: String,
+    /// The new names that fired `NewEntity`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_entities: Vec<String>,
+    /// The turn's dominant domain, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<Domain>,
+}
+
+/// What the gate remembers between turns (persisted with the session).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GateState {
+    /// Quiet turns since the last probe.
+    pub quiet_turns: u32,
+    /// Dominant domains of the recent turns, newest last.
+    pub recent_domains: VecDeque<Domain>,
+    /// Names seen by the gate but not yet probed, so one name fires once.
+    #[serde(default)]
+    pub pending_names: Vec<String>,
+}
+
+/// Decides whether this turn fires a probe and updates `state`.
+///
+/// `known` holds every node label and alias, normalised with
+/// [`normalize_name`].
+pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<String>, cfg: &GateConfig) -> GateDecision {
+    let mut triggers = Vec::new();
+    let mut reasons = Vec::new();
+
+    let new_entities = new_names(input, known, &state.pending_names, cfg);
+    if !new_entities.is_empty() {
+        triggers.push(Trigger::NewEntity);
+        reasons.push(format!("new: {}", new_entities.join(", ")));
+    }
+
+    let domain = extract::dominant_domain(input.prompt);
+    if let (Some(d), Some(window)) = (domain, window_domain(&state.recent_domains)) {
+        if d != window && state.recent_domains.len() >= cfg.domain_window.min(2) {
+            triggers.push(Trigger::DomainShift);
+            reasons.push(format!("domain {window} -> {d}"));
+        }
+    }
+
+    if extract::has_decision_language(input.prompt) {
+        triggers.push(Trigger::Decision);
+        reasons.push("decision language".into());
+    }
+    if extract::has_correction_language(input.prompt) {
+        triggers.push(Trigger::Correction);
+        reasons.push("correction language".into());
+    }
+
+    if triggers.is_empty() && state.quiet_turns >= cfg.dead_mans_switch {
+        triggers.push(Trigger::DeadMansSwitch);
+        reasons.push(format!("{} quiet turns", state.quiet_turns));
+    }
+
+    if let Some(d) = domain {
+        state.recent_domains.push_back(d);
+        while state.recent_domains.len() > cfg.domain_window.max(1) {
+            state.recent_domains.pop_front();
+        }
+    }
+
+    let fire = !triggers.is_empty();
+    if fire {
+        state.quiet_turns = 0;
+        state.pending_names.clear();
+    } else {
+        state.quiet_turns += 1;
+        reasons.push(format!("quiet ({} since last probe)", state.quiet_turns));
+    }
+    GateDecision {
+        fire,
+        triggers,
+        reason: reasons.join("; "),
+        new_entities,
+        domain,
+    }
+}
+
+/// The majority domain of the window (ties: most recent wins).
+fn window_domain(window: &VecDeque<Domain>) -> Option<Domain> {
+    let mut counts = [0usize; 4];
+    for d in window {
+        counts[Domain::ALL.iter().position(|x| x == d).unwrap_or(0)] += 1;
+    }
+    let max = *counts.iter().max()?;
+    if max == 0 {
+        return None;
+    }
+    window
+        .iter()
+        .rev()
+        .find(|d| counts[Domain::ALL.iter().position(|x| x == *d).unwrap_or(0)] == max)
+        .copied()
+}
+
+fn new_names(input: &GateInput<'_>, known: &HashSet<String>, pending: &[String], cfg: &GateConfig) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut consider = |label: &str| {
+        let norm = normalize_name(label);
+        if norm.chars().count() < cfg.min_entity_len || known.contains(&norm) || pending.contains(&norm) {
+            return;
+        }
+        // A person known by full name also answers to their first name.
+        if known.iter().any(|k| k.starts_with(&format!("{norm} ")) || k.ends_with(&format!("/{norm}"))) {
+            return;
+        }
+        if !out.iter().any(|o| normalize_name(o) == norm) {
+            out.push(label.to_owned());
+        }
+    };
+    for s in extract::sentences(input.prompt) {
+        for m in extract::mentions(&s, None) {
+            if m.strong || m.kind == NodeKind::Project {
+                consider(&m.label);
+            }
+        }
+    }
+    // The assistant names many identifiers in passing; only people and
+    // projects it introduces count.
+    for s in extract::sentences(input.previous_reply) {
+        for m in extract::mentions(&s, None) {
+            if matches!(m.kind, NodeKind::Person | NodeKind::Project) {
+                consider(&m.label);
+            }
+        }
+    }
+    out.truncate(cfg.max_reported_entities);
+    out
+}
+
+/// Builds the `known` set from names (labels and aliases).
+pub fn known_set<I, S>(names: I) -> HashSet<String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    names.into_iter().map(|n| normalize_name(n.as_ref())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> GateConfig {
+        GateConfig::default()
+    }
+
+    fn run(state: &mut GateState, prompt: &str, known: &[&str]) -> GateDecision {
+        let known = known_set(known.iter().copied());
+        decide(state, &GateInput { prompt, previous_reply: "" }, &known, &cfg())
+    }
+
+    #[test]
+    fn each_trigger_table() {
+        let table: &[(&str, &[&str], Option<Trigger>)] = &[
+            ("Can you look at src/billing/invoice.rs?", &[], Some(Trigger::NewEntity)),
+            ("Can you look at src/billing/invoice.rs?", &["src/billing/invoice.rs"], None),
+            ("Ask Priya Raman to review it", &[], Some(Trigger::NewEntity)),
+            ("Ask Priya to review it", &["Priya Raman"], None),
+            ("Let's go with option two then.", &[], Some(Trigger::Decision)),
+            ("We decided to ship it on Monday.", &[], Some(Trigger::Decision)),
+            ("Actually, the limit is 5, not 3.", &[], Some(Trigger::Correction)),
+            ("No, that's wrong, revert it.", &[], Some(Trigger::Correction)),
+            ("run the tests again please", &[], None),
+        ];
+        for (prompt, known, want) in table {
+            let mut st = GateState::default();
+            let d = run(&mut st, prompt, known);
+            match want {
+                Some(t) => assert!(d.triggers.contains(t), "{prompt:?}: {d:?}"),
+                None => assert!(!d.fire, "{prompt:?} fired: {d:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn domain_shift_fires_on_change() {
+        let mut st = GateState::default();
+        for _ in 0..3 {
+            run(&mut st, "fix the failing test in the handler and the compile error", &[]);
+        }
+        let d = run(&mut st, "I prefer short answers, I skim everything", &[]);
+        assert!(d.triggers.contains(&Trigger::DomainShift), "{d:?}");
+    }
+
+    #[test]
+    fn dead_mans_switch_fires_on_the_ninth_quiet_turn() {
+        let mut st = GateState::default();
+        for i in 1..=8 {
+            let d = run(&mut st, "ok run it again", &[]);
+            assert!(!d.fire, "turn {i} fired: {d:?}");
+        }
+        let d = run(&mut st, "ok run it again", &[]);
+        assert_eq!(d.triggers, vec![Trigger::DeadMansSwitch]);
+        let d = run(&mut st, "ok run it again", &[]);
+        assert!(!d.fire);
+    }
+
+    #[test]
+    fn quiet_reason_is_recorded() {
+        let mut st = GateState::default();
+        let d = run(&mut st, "ok", &[]);
+        assert!(d.reason.contains("quiet"), "{}", d.reason);
+    }
+}

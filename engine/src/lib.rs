@@ -1,0 +1,32 @@
+//! The rollgraph engine: a rolling, in-session memory graph for coding agents.
+//!
+//! One turn flows through [`gate`] (should a probe run?), a [`probe`] (the
+//! offline [`probe::HeuristicProbe`] or an LLM) that returns an RFC 6902
+//! [`patch`], atomic application to the [`graph::Graph`], distance-from-focus
+//! [`decay`], and the level-of-detail [`render`]. [`session::Session`] drives
+//! that pipeline over crash-safe [`store`] files; [`transcript`] reads Claude
+//! Code transcripts; [`redact`] keeps secrets out of everything.
+//!
+//! Nothing in this crate does process plumbing (hooks, daemon, MCP): that
+//! lives in the `rollgraph` binary.
+
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod config;
+pub mod decay;
+pub mod embed;
+pub mod extract;
+pub mod gate;
+pub mod graph;
+pub mod patch;
+pub mod probe;
+pub mod redact;
+pub mod render;
+pub mod session;
+pub mod stats;
+pub mod store;
+pub mod transcript;
+
+pub use config::Config;
+pub use graph::{Domain, Edge, EdgeKind, Graph, GraphDoc, Node, NodeId, NodeKind};

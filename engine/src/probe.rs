@@ -1,0 +1,729 @@
+//! Probes turn the turns since the last probe into a patch for the graph.
+//!
+//! [`Probe`] is the one trait; [`HeuristicProbe`] is the embedded default:
+//! deterministic extraction of people, projects, libraries, files,
+//! identifiers, decisions (with `supersedes` history), corrections,
+//! preferences and relations, emitting the same RFC 6902 patch an LLM probe
+//! would. It needs no network and no model.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+use json_patch::PatchOperation;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::config::ProbeConfig;
+use crate::extract::{self, Mention};
+use crate::graph::{Domain, Edge, EdgeKind, Graph, Node, NodeId, NodeKind, edge_key, normalize_name};
+use crate::patch::ProbePatch;
+use crate::transcript::Turn;
+
+/// Everything a probe sees.
+#[derive(Clone, Debug)]
+pub struct ProbeInput<'a> {
+    /// Session id (for provenance).
+    pub session: &'a str,
+    /// Unique id of this probe run.
+    pub probe_id: String,
+    /// The turns since the last probe, already redacted.
+    pub turns: &'a [Turn],
+    /// The hot graph as it is now.
+    pub graph: &'a Graph,
+    /// The clock.
+    pub now: DateTime<Utc>,
+    /// The project directory, stripped from absolute paths.
+    pub root: Option<&'a str>,
+}
+
+/// Token usage of an LLM call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+}
+
+/// What a probe returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeOutput {
+    /// The patch to validate and apply.
+    pub patch: ProbePatch,
+    /// Existing nodes the turns mentioned (part of the focus even if unpatched).
+    pub mentioned: Vec<NodeId>,
+    /// Which probe made it (`heuristic`, `llm`).
+    pub source: String,
+    /// LLM usage, when an LLM was called.
+    pub usage: Option<Usage>,
+}
+
+/// Why a probe produced nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The endpoint failed (network, HTTP status, timeout).
+    #[error("probe endpoint failed: {0}")]
+    Endpoint(String),
+    /// The reply was not a usable patch.
+    #[error("probe reply unusable: {0}")]
+    Reply(String),
+}
+
+/// A probe implementation.
+pub trait Probe {
+    /// A short name (`heuristic`, `llm`).
+    fn name(&self) -> &str;
+    /// Runs the probe.
+    fn probe(&mut self, input: &ProbeInput<'_>) -> Result<ProbeOutput, ProbeError>;
+}
+
+/// The embedded, deterministic, offline probe.
+#[derive(Clone, Debug, Default)]
+pub struct HeuristicProbe {
+    cfg: ProbeConfig,
+}
+
+impl HeuristicProbe {
+    /// A heuristic probe with these constants.
+    pub fn new(cfg: ProbeConfig) -> HeuristicProbe {
+        HeuristicProbe { cfg }
+    }
+}
+
+impl Probe for HeuristicProbe {
+    fn name(&self) -> &str {
+        "heuristic"
+    }
+
+    fn probe(&mut self, input: &ProbeInput<'_>) -> Result<ProbeOutput, ProbeError> {
+        let mut plan = Plan::new(input, &self.cfg);
+        plan.project_root();
+        for turn in input.turns {
+            for s in extract::sentences(&turn.user) {
+                plan.sentence(&s, true);
+            }
+            for s in extract::sentences(&turn.assistant) {
+                plan.sentence(&s, false);
+            }
+            for f in &turn.files {
+                let label = strip_root(f, input.root);
+                let m = Mention {
+                    label,
+                    kind: NodeKind::File,
+                    domain: Domain::Technical,
+                    role: None,
+                    strong: false,
+                };
+                plan.mention(&m, None, false);
+            }
+        }
+        let (ops, mentioned) = plan.finish();
+        Ok(ProbeOutput {
+            patch: ProbePatch {
+                probe_id: input.probe_id.clone(),
+                ops,
+            },
+            mentioned,
+            source: "heuristic".into(),
+            usage: None,
+        })
+    }
+}
+
+fn strip_root(path: &str, root: Option<&str>) -> String {
+    if let Some(r) = root {
+        if let Some(rest) = path.strip_prefix(r.trim_end_matches('/')) {
+            return rest.trim_start_matches('/').to_owned();
+        }
+    }
+    path.to_owned()
+}
+
+fn clean_detail(s: &str) -> String {
+    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= 160 {
+        return one_line;
+    }
+    let cut: String = one_line.chars().take(157).collect();
+    format!("{}…", cut.trim_end())
+}
+
+/// The probe's working state: the nodes and edges it wants, before ops.
+struct Plan<'a> {
+    input: &'a ProbeInput<'a>,
+    cfg: &'a ProbeConfig,
+    names: HashMap<String, NodeId>,
+    /// Nodes to add or update, keyed by id.
+    nodes: BTreeMap<NodeId, Node>,
+    /// Ids that exist in the graph already.
+    existing: BTreeSet<NodeId>,
+    /// Edges to add or strengthen.
+    edges: BTreeMap<String, Edge>,
+    /// Existing nodes mentioned.
+    mentioned: BTreeSet<NodeId>,
+    /// Decisions added in this plan (for supersede search within one probe).
+    project: Option<NodeId>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(input: &'a ProbeInput<'a>, cfg: &'a ProbeConfig) -> Plan<'a> {
+        Plan {
+            input,
+            cfg,
+            names: input.graph.name_index(),
+            nodes: BTreeMap::new(),
+            existing: BTreeSet::new(),
+            edges: BTreeMap::new(),
+            mentioned: BTreeSet::new(),
+            project: None,
+        }
+    }
+
+    /// The project the session runs in (the root directory's name).
+    fn project_root(&mut self) {
+        let Some(root) = self.input.root else { return };
+        let Some(base) = std::path::Path::new(root).file_name().and_then(|b| b.to_str()) else {
+            return;
+        };
+        let label = cap_words(base);
+        let m = Mention {
+            label,
+            kind: NodeKind::Project,
+            domain: Domain::Project,
+            role: None,
+            strong: true,
+        };
+        let id = self.resolve(&m.label, m.kind);
+        let exists = id.as_ref().is_some_and(|i| self.input.graph.contains(i) || self.nodes.contains_key(i));
+        if exists {
+            self.project = id;
+        } else {
+            self.project = self.upsert(&m, Some(&format!("The project in {root}")), 0.0, true);
+        }
+    }
+
+    /// Finds the id of an existing (or planned) node answering to `label`.
+    fn resolve(&self, label: &str, kind: NodeKind) -> Option<NodeId> {
+        let norm = normalize_name(label);
+        if let Some(id) = self.names.get(&norm) {
+            return Some(id.clone());
+        }
+        // A person's first name resolves to the person.
+        if kind == NodeKind::Person || (kind == NodeKind::Entity && !norm.contains(' ')) {
+            let prefix = format!("{norm} ");
+            let mut hits: Vec<&NodeId> = self
+                .names
+                .iter()
+                .filter(|(k, id)| {
+                    k.starts_with(&prefix)
+                        && self
+                            .node_ref(id)
+                            .is_some_and(|n| n.kind == NodeKind::Person)
+                })
+                .map(|(_, id)| id)
+                .collect();
+            hits.sort();
+            hits.dedup();
+            if hits.len() == 1 {
+                return Some(hits[0].clone());
+            }
+        }
+        let prefix = match kind {
+            NodeKind::Decision => "decision ",
+            NodeKind::Correction => "correction ",
+            NodeKind::Preference => "pref ",
+            NodeKind::Fact => "fact ",
+            _ => "",
+        };
+        NodeId::slug(&format!("{prefix}{label}"))
+    }
+
+    fn node_ref(&self, id: &NodeId) -> Option<&Node> {
+        self.nodes.get(id).or_else(|| self.input.graph.node(id))
+    }
+
+    /// Adds or strengthens a node; returns its id.
+    fn upsert(&mut self, m: &Mention, detail: Option<&str>, weight: f64, from_user: bool) -> Option<NodeId> {
+        let id = self.resolve(&m.label, m.kind)?;
+        let now = self.input.now;
+        let boost = self.cfg.mention_boost;
+        if let Some(planned) = self.nodes.get_mut(&id) {
+            planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
+            if planned.detail.is_none() {
+                planned.detail = detail.map(clean_detail);
+            }
+            return Some(id);
+        }
+        if let Some(existing) = self.input.graph.node(&id) {
+            let mut n = existing.clone();
+            n.weight = (n.weight + boost * (1.0 - n.weight)).clamp(0.0, 1.0);
+            n.last_activated = now.max(n.last_activated);
+            if n.detail.is_none() {
+                n.detail = detail.map(clean_detail);
+            }
+            if let Some(role) = &m.role {
+                if n.detail.as_deref().is_none_or(|d| !d.contains(role.as_str())) {
+                    n.detail = Some(clean_detail(&format!("{role}. {}", n.detail.as_deref().unwrap_or(""))));
+                }
+            }
+            if normalize_name(&n.label) != normalize_name(&m.label)
+                && !n.aliases.iter().any(|a| normalize_name(a) == normalize_name(&m.label))
+                && n.aliases.len() < 8
+                && m.kind != NodeKind::Decision
+            {
+                n.aliases.push(m.label.clone());
+            }
+            self.existing.insert(id.clone());
+            self.mentioned.insert(id.clone());
+            self.nodes.insert(id.clone(), n);
+            return Some(id);
+        }
+        if !from_user && !m.strong {
+            // The assistant naming a file in passing adds it faintly.
+            if m.kind != NodeKind::File {
+                return None;
+            }
+        }
+        let base = if weight > 0.0 {
+            weight
+        } else {
+            match m.kind {
+                NodeKind::Person => self.cfg.new_weight + 0.15,
+                NodeKind::Project => self.cfg.new_weight + 0.1,
+                NodeKind::File | NodeKind::Identifier if !from_user => self.cfg.new_weight - 0.2,
+                _ if from_user => self.cfg.new_weight + 0.05,
+                _ => self.cfg.new_weight - 0.1,
+            }
+        };
+        let mut n = Node::new(id.clone(), &m.label, m.domain, base.clamp(0.05, 1.0), now);
+        n.kind = m.kind;
+        n.detail = match (&m.role, detail) {
+            (Some(role), Some(d)) => Some(clean_detail(&format!("{role}. {d}"))),
+            (Some(role), None) => Some(clean_detail(role)),
+            (None, d) => d.map(clean_detail),
+        };
+        if m.kind == NodeKind::Person {
+            if let Some(first) = m.label.split_whitespace().next() {
+                if first != m.label {
+                    n.aliases.push(first.to_owned());
+                }
+            }
+        }
+        for name in n.names().collect::<Vec<_>>() {
+            self.names.entry(name).or_insert_with(|| id.clone());
+        }
+        self.nodes.insert(id.clone(), n);
+        Some(id)
+    }
+
+    fn mention(&mut self, m: &Mention, sentence: Option<&str>, from_user: bool) -> Option<NodeId> {
+        self.upsert(m, sentence, 0.0, from_user)
+    }
+
+    fn edge(&mut self, source: &NodeId, kind: EdgeKind, target: &NodeId, weight: f64) {
+        if source == target {
+            return;
+        }
+        let key = edge_key(source, kind, target);
+        let base = self
+            .edges
+            .get(&key)
+            .map(|e| e.weight)
+            .or_else(|| self.input.graph.edge(&key).map(|e| e.weight));
+        let w = match base {
+            Some(b) => (b + 0.15 * (1.0 - b)).max(weight).min(1.0),
+            None => weight,
+        };
+        self.edges.insert(
+            key,
+            Edge {
+                source: source.clone(),
+                target: target.clone(),
+                kind,
+                weight: w,
+            },
+        );
+    }
+
+    fn sentence(&mut self, s: &str, from_user: bool) {
+        let ms = extract::mentions(s, self.input.root);
+        let mut ids: Vec<(NodeId, NodeKind)> = Vec::new();
+        for m in &ms {
+            let accept = from_user
+                || m.strong
+                || self.resolve(&m.label, m.kind).is_some_and(|id| self.input.graph.contains(&id));
+            if !accept {
+                continue;
+            }
+            // The assistant does not introduce people or projects.
+            if !from_user
+                && matches!(m.kind, NodeKind::Person | NodeKind::Project)
+                && !self.resolve(&m.label, m.kind).is_some_and(|id| self.input.graph.contains(&id) || self.nodes.contains_key(&id))
+            {
+                continue;
+            }
+            if let Some(id) = self.mention(m, Some(s), from_user) {
+                let kind = self.node_ref(&id).map(|n| n.kind).unwrap_or(m.kind);
+                if !ids.iter().any(|(i, _)| *i == id) {
+                    ids.push((id, kind));
+                }
+            }
+        }
+
+        // Files belong to the project.
+        if let Some(p) = self.project.clone() {
+            for (id, kind) in &ids {
+                if *kind == NodeKind::File {
+                    self.edge(id, EdgeKind::PartOf, &p, 0.4);
+                }
+            }
+        }
+
+        if from_user {
+            if let Some(d) = extract::decision(s, self.input.root) {
+                self.decision(&d);
+            }
+            if let Some(c) = extract::correction(s) {
+                let m = Mention {
+                    label: c.label.clone(),
+                    kind: NodeKind::Correction,
+                    domain: dominant_of(&ids, self),
+                    role: None,
+                    strong: true,
+                };
+                if let Some(cid) = self.upsert(&m, Some(&c.sentence), self.cfg.correction_weight, true) {
+                    for (id, kind) in &ids {
+                        if !matches!(kind, NodeKind::Correction | NodeKind::Decision | NodeKind::Preference) {
+                            self.edge(&cid, EdgeKind::Corrects, id, 0.8);
+                        }
+                    }
+                }
+            }
+            if let Some(p) = extract::preference(s) {
+                let m = Mention {
+                    label: p.label.clone(),
+                    kind: NodeKind::Preference,
+                    domain: Domain::Personal,
+                    role: None,
+                    strong: true,
+                };
+                self.upsert(&m, Some(&p.sentence), self.cfg.preference_weight, true);
+            }
+        }
+
+        self.relations(s, &ids);
+    }
+
+    fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {
+        let lower = s.to_lowercase();
+        let people: Vec<&NodeId> = ids.iter().filter(|(_, k)| *k == NodeKind::Person).map(|(i, _)| i).collect();
+        let things: Vec<&NodeId> = ids
+            .iter()
+            .filter(|(_, k)| !matches!(k, NodeKind::Person | NodeKind::Correction | NodeKind::Preference | NodeKind::Decision))
+            .map(|(i, _)| i)
+            .collect();
+        let owns = extract::OWNERSHIP_CUES.iter().any(|c| has_word(&lower, c));
+        if owns {
+            for p in &people {
+                for t in &things {
+                    self.edge(p, EdgeKind::Owns, t, 0.6);
+                }
+            }
+        }
+        if extract::DEPENDENCY_CUES.iter().any(|c| lower.contains(c)) && things.len() >= 2 {
+            let (a, b) = (things[0].clone(), things[1].clone());
+            self.edge(&a, EdgeKind::DependsOn, &b, 0.6);
+        }
+        // Co-mention: link neighbours in order of appearance, at most three pairs.
+        let all: Vec<&NodeId> = ids
+            .iter()
+            .filter(|(_, k)| !matches!(k, NodeKind::Correction | NodeKind::Preference | NodeKind::Decision))
+            .map(|(i, _)| i)
+            .collect();
+        for w in all.windows(2).take(3) {
+            let (a, b) = if w[0] < w[1] { (w[0], w[1]) } else { (w[1], w[0]) };
+            let key_exists = self.edges.contains_key(&edge_key(a, EdgeKind::Owns, b))
+                || self.edges.contains_key(&edge_key(b, EdgeKind::Owns, a));
+            if !key_exists {
+                let (a, b) = (a.clone(), b.clone());
+                self.edge(&a, EdgeKind::RelatesTo, &b, 0.3);
+            }
+        }
+    }
+
+    fn decision(&mut self, d: &extract::Decision) {
+        let chosen_id = d.chosen.as_ref().and_then(|c| {
+            let m = extract::mentions(c, self.input.root)
+                .into_iter()
+                .next()
+                .unwrap_or(Mention {
+                    label: c.clone(),
+                    kind: NodeKind::Entity,
+                    domain: Domain::Technical,
+                    role: None,
+                    strong: true,
+                });
+            self.mention(&m, Some(&d.sentence), true)
+        });
+        let domain = chosen_id
+            .as_ref()
+            .and_then(|id| self.node_ref(id))
+            .map(|n| if n.domain == Domain::Technical { Domain::Technical } else { Domain::Project })
+            .unwrap_or(Domain::Project);
+        let m = Mention {
+            label: d.label.clone(),
+            kind: NodeKind::Decision,
+            domain,
+            role: None,
+            strong: true,
+        };
+        let existed = self
+            .resolve(&d.label, NodeKind::Decision)
+            .is_some_and(|id| self.input.graph.contains(&id) || self.nodes.contains_key(&id));
+        let Some(did) = self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true) else {
+            return;
+        };
+        if let Some(c) = &chosen_id {
+            self.edge(&did, EdgeKind::Uses, c, 0.9);
+        }
+        if existed {
+            return;
+        }
+        // What does this decision supersede?
+        let replaced_id = d.replaced.as_ref().and_then(|r| {
+            let id = self.resolve(r, NodeKind::Entity)?;
+            (self.input.graph.contains(&id) || self.nodes.contains_key(&id)).then_some(id)
+        });
+        let mut old: Vec<NodeId> = Vec::new();
+        for n in self.current_decisions() {
+            if n == did {
+                continue;
+            }
+            let old_choice = self.choice_of(&n);
+            let by_replaced = replaced_id.as_ref().is_some_and(|r| old_choice.as_ref() == Some(r));
+            let by_topic = !d.topic.is_empty()
+                && old_choice.is_some()
+                && chosen_id.is_some()
+                && old_choice != chosen_id
+                && {
+                    let old_topic = self.topic_of(&n);
+                    d.topic.iter().any(|w| old_topic.contains(w))
+                };
+            if by_replaced || by_topic {
+                old.push(n);
+            }
+        }
+        for o in old {
+            self.edge(&did, EdgeKind::Supersedes, &o, 1.0);
+            if let Some(n) = self.node_ref(&o).cloned() {
+                let mut n = n;
+                n.weight = (n.weight * 0.6).max(0.1);
+                self.existing.insert(o.clone());
+                self.nodes.insert(o, n);
+            }
+        }
+    }
+
+    /// Decision nodes not yet superseded (graph and plan).
+    fn current_decisions(&self) -> Vec<NodeId> {
+        let mut v: BTreeSet<NodeId> = BTreeSet::new();
+        for n in self.input.graph.nodes_unordered().chain(self.nodes.values()) {
+            if n.kind == NodeKind::Decision {
+                v.insert(n.id.clone());
+            }
+        }
+        v.into_iter()
+            .filter(|id| {
+                self.input.graph.superseded_by(id).is_none()
+                    && !self.edges.values().any(|e| e.kind == EdgeKind::Supersedes && &e.target == id)
+            })
+            .collect()
+    }
+
+    fn choice_of(&self, decision: &NodeId) -> Option<NodeId> {
+        let from_plan = self
+            .edges
+            .values()
+            .find(|e| e.kind == EdgeKind::Uses && &e.source == decision)
+            .map(|e| e.target.clone());
+        from_plan.or_else(|| {
+            self.input
+                .graph
+                .edges_of(decision)
+                .into_iter()
+                .find(|e| e.kind == EdgeKind::Uses && &e.source == decision)
+                .map(|e| e.target.clone())
+        })
+    }
+
+    fn topic_of(&self, decision: &NodeId) -> Vec<String> {
+        let Some(n) = self.node_ref(decision) else {
+            return Vec::new();
+        };
+        let mut words = extract::content_words(&n.label);
+        if let Some(c) = self.choice_of(decision).and_then(|c| self.node_ref(&c).map(|n| n.label.clone())) {
+            let cw = extract::content_words(&c);
+            words.retain(|w| !cw.contains(w));
+        }
+        words
+    }
+
+    fn finish(self) -> (Vec<PatchOperation>, Vec<NodeId>) {
+        let mut ops: Vec<Value> = Vec::new();
+        let ts = |t: DateTime<Utc>| json!(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        for (id, n) in &self.nodes {
+            let path = format!("/nodes/{id}");
+            if self.existing.contains(id) {
+                let Some(old) = self.input.graph.node(id) else { continue };
+                if (old.weight - n.weight).abs() > 1e-12 {
+                    ops.push(json!({"op": "replace", "path": format!("{path}/weight"), "value": round4(n.weight)}));
+                }
+                if old.last_activated != n.last_activated {
+                    ops.push(json!({"op": "replace", "path": format!("{path}/last_activated"), "value": ts(n.last_activated)}));
+                }
+                if old.detail != n.detail {
+                    if let Some(d) = &n.detail {
+                        ops.push(json!({"op": "add", "path": format!("{path}/detail"), "value": d}));
+                    }
+                }
+                if old.aliases != n.aliases {
+                    ops.push(json!({"op": "add", "path": format!("{path}/aliases"), "value": n.aliases}));
+                }
+            } else {
+                let mut n = n.clone();
+                n.weight = round4(n.weight);
+                let mut v = serde_json::to_value(&n).unwrap_or(Value::Null);
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("last_activated".into(), ts(n.last_activated));
+                }
+                ops.push(json!({"op": "add", "path": path, "value": v}));
+            }
+        }
+        for (key, e) in &self.edges {
+            if self.input.graph.edge(key).is_some_and(|old| (old.weight - e.weight).abs() < 1e-12) {
+                continue;
+            }
+            let mut e = e.clone();
+            e.weight = round4(e.weight);
+            ops.push(json!({"op": "add", "path": format!("/edges/{key}"), "value": e}));
+        }
+        ops.truncate(self.cfg.max_ops);
+        let ops = ops
+            .into_iter()
+            .filter_map(|v| serde_json::from_value::<PatchOperation>(v).ok())
+            .collect();
+        (ops, self.mentioned.into_iter().collect())
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+fn has_word(hay: &str, word: &str) -> bool {
+    hay.split(|c: char| !c.is_alphanumeric()).any(|w| w == word) || (word.contains(' ') && hay.contains(word))
+}
+
+fn cap_words(s: &str) -> String {
+    s.split(['-', '_', ' '])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn dominant_of(ids: &[(NodeId, NodeKind)], plan: &Plan<'_>) -> Domain {
+    let mut counts: BTreeMap<Domain, usize> = BTreeMap::new();
+    for (id, _) in ids {
+        if let Some(n) = plan.node_ref(id) {
+            *counts.entry(n.domain).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(d, _)| d)
+        .unwrap_or(Domain::Technical)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::{PatchRules, apply};
+
+    fn now(h: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_790_000_000 + h * 3600, 0).unwrap_or_default()
+    }
+
+    fn turn(user: &str, assistant: &str) -> Turn {
+        Turn {
+            index: 1,
+            user: user.into(),
+            assistant: assistant.into(),
+            files: vec![],
+            timestamp: None,
+        }
+    }
+
+    fn run(g: &mut Graph, user: &str, h: i64) -> ProbeOutput {
+        let turns = [turn(user, "")];
+        let input = ProbeInput {
+            session: "s1",
+            probe_id: format!("p{h}"),
+            turns: &turns,
+            graph: g,
+            now: now(h),
+            root: Some("/home/sam/ledgerline"),
+        };
+        let out = HeuristicProbe::default().probe(&input).unwrap_or_else(|e| panic!("{e}"));
+        let patch = out.patch.ops.clone();
+        apply(g, &patch, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}: {patch:?}"));
+        out
+    }
+
+    #[test]
+    fn changed_decision_supersedes_the_old_one() {
+        let mut g = Graph::new();
+        run(&mut g, "Let's go with Resend for transactional email.", 0);
+        run(&mut g, "Pricing is bad. Let's switch to Bento instead of Resend.", 1);
+        let old = g.find_by_name("Use Resend for transactional email").map(|n| n.id.clone());
+        let old = old.unwrap_or_else(|| panic!("old decision missing: {:?}", g.nodes()));
+        let newer = g.superseded_by(&old).map(|n| n.label.clone());
+        assert_eq!(newer.as_deref(), Some("Use Bento instead of Resend"));
+    }
+
+    #[test]
+    fn people_get_first_name_aliases_and_roles() {
+        let mut g = Graph::new();
+        run(&mut g, "Priya Raman (backend lead) wants migrations to be reversible.", 0);
+        run(&mut g, "Priya approved the PR.", 1);
+        let p = g.find_by_name("Priya").cloned().unwrap_or_else(|| panic!("no priya: {:?}", g.nodes()));
+        assert_eq!(p.kind, NodeKind::Person);
+        assert!(p.detail.unwrap_or_default().contains("backend lead"));
+        assert_eq!(g.nodes().iter().filter(|n| n.kind == NodeKind::Person).count(), 1);
+    }
+
+    #[test]
+    fn corrections_and_preferences_become_nodes() {
+        let mut g = Graph::new();
+        run(&mut g, "Actually, the retry limit is 5, not 3. I prefer small commits with conventional messages.", 0);
+        assert!(g.nodes().iter().any(|n| n.kind == NodeKind::Correction), "{:?}", g.nodes());
+        assert!(g.nodes().iter().any(|n| n.kind == NodeKind::Preference && n.domain == Domain::Personal));
+    }
+
+    #[test]
+    fn probe_is_deterministic() {
+        let mut a = Graph::new();
+        let mut b = Graph::new();
+        let x = run(&mut a, "Marco Bellini owns the invoice email templates in templates/invoice.mjml", 0);
+        let y = run(&mut b, "Marco Bellini owns the invoice email templates in templates/invoice.mjml", 0);
+        assert_eq!(x, y);
+        assert_eq!(a.to_doc(), b.to_doc());
+    }
+}

@@ -1,0 +1,556 @@
+//! A hot session: the per-turn pipeline over one session's crash-safe state.
+//!
+//! [`Session::observe`] runs the gate on a turn and queues it;
+//! [`Session::cycle`] runs a probe over the queued turns, validates and
+//! journals its patch, applies it, decays around the focus, re-renders and
+//! writes the render the hook injects. Replay, the daemon and tests all
+//! drive this same type, so "the hook does X" and "replay does X" are one
+//! code path.
+//!
+//! Files in the session directory: `snapshot.json`, `journal.jsonl`,
+//! `state.json` (gate state, queued turns, counters), `render.json` (the
+//! last finished render), `terms.txt` (known names, for the inline gate) and
+//! `lock`.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use json_patch::PatchOperation;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::decay::{self, DecayReport};
+use crate::gate::{self, GateDecision, GateInput, GateState};
+use crate::graph::{Graph, GraphDoc, NodeId};
+use crate::patch::{self, ApplyReport, PatchError, PatchRules};
+use crate::probe::{Probe, ProbeInput, Usage};
+use crate::render::{self, Render, RenderContext};
+use crate::stats::Stats;
+use crate::store::{Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, write_atomic, write_json};
+use crate::transcript::Turn;
+
+/// Most turns kept queued for the next probe (oldest dropped).
+pub const MAX_PENDING: usize = 16;
+
+/// Who created a session.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A live host session through the hook.
+    #[default]
+    Hook,
+    /// `rollgraph replay`.
+    Replay,
+}
+
+/// The session's small mutable state, rewritten atomically after each change.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionState {
+    /// The session id.
+    pub session: String,
+    /// Who created it.
+    pub origin: Origin,
+    /// Last turn index observed.
+    pub turn: u32,
+    /// The gate's memory.
+    pub gate: GateState,
+    /// Turns since the last probe (redacted), waiting for it.
+    pub pending: VecDeque<Turn>,
+    /// The assistant's last reply, for the next turn's gate.
+    pub last_reply: String,
+    /// The focus of the last cycle.
+    pub last_focus: Vec<NodeId>,
+    /// The project directory.
+    pub cwd: Option<String>,
+    /// The host's transcript file.
+    pub transcript: Option<String>,
+    /// Probes run (also numbers probe ids).
+    pub probe_seq: u64,
+    /// Probes applied since the last reconciliation.
+    pub unreconciled: u32,
+    /// Whether the session ended cleanly (SessionEnd seen).
+    pub ended: bool,
+    /// Counters.
+    pub stats: Stats,
+}
+
+/// The last finished render, as the hook reads it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredRender {
+    /// Session id.
+    pub session: String,
+    /// The turn it follows.
+    pub turn: u32,
+    /// When it was made.
+    pub updated: Option<DateTime<Utc>>,
+    /// Its token count.
+    pub tokens: usize,
+    /// The text.
+    pub text: String,
+    /// Expansion handles it shows.
+    #[serde(default)]
+    pub handles: Vec<String>,
+}
+
+/// What one probe cycle did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CycleOutcome {
+    /// The probe id.
+    pub probe_id: String,
+    /// Which probe ran.
+    pub source: String,
+    /// Operations applied (0 when rejected).
+    pub ops: usize,
+    /// Why the patch was rejected, if it was.
+    pub rejected: Option<String>,
+    /// What the patch changed.
+    pub applied: ApplyReport,
+    /// What decay did.
+    pub decay: DecayReport,
+    /// The new render's size.
+    pub render_tokens: usize,
+}
+
+/// Why a session operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The probe failed and produced nothing.
+    #[error("probe failed: {0}")]
+    Probe(String),
+}
+
+/// An open hot session. Holds the session lock while alive.
+pub struct Session {
+    /// The state home.
+    pub home: Home,
+    /// The session directory.
+    pub dir: PathBuf,
+    /// Configuration in force.
+    pub config: Config,
+    /// The hot graph.
+    pub graph: Graph,
+    /// The small mutable state.
+    pub state: SessionState,
+    /// What loading found (snapshot, replayed entries, torn tail).
+    pub load: LoadReport,
+    journal: Journal,
+    applied: VecDeque<String>,
+    since_snapshot: u32,
+    _lock: FileLock,
+}
+
+/// Applies a journal entry to a graph: the one deterministic step shared by
+/// the live path and replay. `ops` must already be valid for `graph`.
+pub fn apply_entry(graph: &mut Graph, entry: &Entry, session: &str, rules: &PatchRules) -> Result<(ApplyReport, DecayReport), PatchError> {
+    match entry {
+        Entry::Cycle {
+            ops, focus, now, decay: dcfg, turn, ..
+        } => {
+            let report = if ops.is_empty() {
+                ApplyReport::default()
+            } else {
+                patch::apply(graph, ops, rules)?
+            };
+            finish_cycle(graph, &report, focus, *now, *turn, session, dcfg);
+            let d = decay::step(graph, focus, *now, dcfg);
+            Ok((report, d))
+        }
+        Entry::Touch { ids, now, boost } => {
+            for id in ids {
+                if let Some(n) = graph.node_mut(id) {
+                    n.weight = (n.weight + boost * (1.0 - n.weight)).clamp(0.0, 1.0);
+                    n.last_activated = (*now).max(n.last_activated);
+                }
+            }
+            Ok((ApplyReport::default(), DecayReport::default()))
+        }
+        Entry::Reset { doc } => {
+            *graph = Graph::from_doc(doc.clone())?;
+            Ok((ApplyReport::default(), DecayReport::default()))
+        }
+    }
+}
+
+fn finish_cycle(
+    graph: &mut Graph,
+    report: &ApplyReport,
+    _focus: &[NodeId],
+    _now: DateTime<Utc>,
+    turn: u32,
+    session: &str,
+    _dcfg: &crate::config::DecayConfig,
+) {
+    for id in report.touched(graph) {
+        if let Some(n) = graph.node_mut(&id) {
+            n.note_provenance(session, turn);
+        }
+    }
+}
+
+impl Session {
+    /// Opens (or creates) a session, loading snapshot + journal. Waits up to
+    /// two seconds for the session lock.
+    pub fn open(home: &Home, id: &str, config: Config) -> Result<Session, StoreError> {
+        Session::open_with_timeout(home, id, config, Duration::from_secs(2))
+    }
+
+    /// Like [`Session::open`] with an explicit lock timeout.
+    pub fn open_with_timeout(home: &Home, id: &str, config: Config, timeout: Duration) -> Result<Session, StoreError> {
+        let dir = home.session_dir(id)?;
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            action: "create directory",
+            path: dir.clone(),
+            source,
+        })?;
+        let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
+        let mut load = LoadReport::default();
+        let snap_path = dir.join("snapshot.json");
+        let snapshot: Snapshot = match read_json(&snap_path) {
+            Ok(s) => s.unwrap_or_default(),
+            Err(e) => {
+                // A snapshot is only written whole (rename), so this is outside
+                // damage: keep the file for inspection, rebuild from the journal.
+                let aside = dir.join("snapshot.json.corrupt");
+                let _ = std::fs::rename(&snap_path, &aside);
+                load.truncated = Some(format!("{e}; moved aside to {}", aside.display()));
+                Snapshot::default()
+            }
+        };
+        let mut graph = Graph::from_doc(snapshot.doc.clone()).unwrap_or_default();
+        load.snapshot_seq = snapshot.seq;
+        let (journal, entries, truncated) = Journal::open::<Entry>(&dir.join("journal.jsonl"), snapshot.seq)?;
+        if truncated.is_some() {
+            load.truncated = truncated;
+        }
+        let mut applied: VecDeque<String> = snapshot.applied.into_iter().collect();
+        let rules = rules(&config);
+        for (_, entry) in &entries {
+            if let Entry::Cycle { probe_id, .. } = entry {
+                applied.push_back(probe_id.clone());
+            }
+            if let Err(e) = apply_entry(&mut graph, entry, id, &rules) {
+                tracing::warn!("session {id}: journal entry failed to replay: {e}");
+            }
+        }
+        load.replayed = entries.len();
+        let state_path = dir.join("state.json");
+        let mut state: SessionState = match read_json(&state_path) {
+            Ok(s) => s.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!("session {id}: {e}; starting a fresh state (graph kept)");
+                SessionState::default()
+            }
+        };
+        state.session = id.to_owned();
+        let since_snapshot = entries.len() as u32;
+        Ok(Session {
+            home: home.clone(),
+            dir,
+            config,
+            graph,
+            state,
+            load,
+            journal,
+            applied,
+            since_snapshot,
+            _lock: lock,
+        })
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.state.session
+    }
+
+    /// Path of a file in the session directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Runs the gate on a new turn and queues it for the next probe.
+    /// `turn.user` must already be redacted.
+    pub fn observe(&mut self, turn: Turn) -> GateDecision {
+        let known = gate::known_set(self.graph.nodes_unordered().flat_map(|n| {
+            std::iter::once(n.label.clone()).chain(n.aliases.iter().cloned())
+        }));
+        let decision = gate::decide(
+            &mut self.state.gate,
+            &GateInput {
+                prompt: &turn.user,
+                previous_reply: &self.state.last_reply,
+            },
+            &known,
+            &self.config.gate,
+        );
+        self.state.stats.gate(&decision);
+        self.state.turn = self.state.turn.max(turn.index);
+        self.state.pending.push_back(turn);
+        while self.state.pending.len() > MAX_PENDING {
+            self.state.pending.pop_front();
+        }
+        decision
+    }
+
+    /// Records the assistant's reply to the newest queued turn.
+    pub fn record_reply(&mut self, reply: &str, files: &[String]) {
+        if let Some(t) = self.state.pending.back_mut() {
+            if !t.assistant.is_empty() {
+                t.assistant.push('\n');
+            }
+            t.assistant.push_str(reply);
+            for f in files {
+                if !t.files.contains(f) {
+                    t.files.push(f.clone());
+                }
+            }
+        }
+        self.state.last_reply = reply.to_owned();
+    }
+
+    /// Runs `probe` over the queued turns and applies its patch. A rejected
+    /// patch changes nothing in the graph (the decay still runs) and is
+    /// counted with its reason.
+    pub fn cycle(&mut self, probe: &mut dyn Probe, now: DateTime<Utc>) -> Result<CycleOutcome, SessionError> {
+        self.state.probe_seq += 1;
+        let probe_id = format!("{}-{}-{}", self.state.session, self.state.turn, self.state.probe_seq);
+        let turns: Vec<Turn> = self.state.pending.iter().cloned().collect();
+        let turns = trim_input(turns, self.config.probe.max_input_chars);
+        let input = ProbeInput {
+            session: &self.state.session,
+            probe_id: probe_id.clone(),
+            turns: &turns,
+            graph: &self.graph,
+            now,
+            root: self.state.cwd.as_deref(),
+        };
+        let out = match probe.probe(&input) {
+            Ok(o) => o,
+            Err(e) => {
+                self.state.stats.rejected += 1;
+                self.state.stats.last_rejection = Some(e.to_string());
+                self.save_state()?;
+                return Err(SessionError::Probe(e.to_string()));
+            }
+        };
+        let outcome = self.apply_probe(&probe_id, &out.source, out.patch.ops, &out.mentioned, out.usage, now)?;
+        Ok(outcome)
+    }
+
+    /// Validates, journals and applies a probe's operations (from any probe,
+    /// including one run outside this process). Idempotent per `probe_id`.
+    pub fn apply_probe(
+        &mut self,
+        probe_id: &str,
+        source: &str,
+        ops: Vec<PatchOperation>,
+        mentioned: &[NodeId],
+        usage: Option<Usage>,
+        now: DateTime<Utc>,
+    ) -> Result<CycleOutcome, SessionError> {
+        let mut outcome = CycleOutcome {
+            probe_id: probe_id.to_owned(),
+            source: source.to_owned(),
+            ..CycleOutcome::default()
+        };
+        if self.applied.iter().any(|p| p == probe_id) {
+            outcome.rejected = Some(format!("probe {probe_id} was already applied"));
+            return Ok(outcome);
+        }
+        self.state.stats.probe(source, usage);
+        let rules = rules(&self.config);
+        let (ops, new_graph, report) = match patch::dry_run(&self.graph, &ops, &rules) {
+            Ok((g, r)) => (ops, Some(g), r),
+            Err(e) => {
+                tracing::warn!("session {}: probe {probe_id} rejected: {e}", self.state.session);
+                self.state.stats.rejected += 1;
+                self.state.stats.last_rejection = Some(e.to_string());
+                outcome.rejected = Some(e.to_string());
+                (Vec::new(), None, ApplyReport::default())
+            }
+        };
+        let base = new_graph.as_ref().unwrap_or(&self.graph);
+        let mut focus: BTreeSet<NodeId> = report.touched(base).into_iter().collect();
+        focus.extend(mentioned.iter().filter(|id| base.contains(id)).cloned());
+        let focus: Vec<NodeId> = focus.into_iter().collect();
+        let entry = Entry::Cycle {
+            probe_id: probe_id.to_owned(),
+            turn: self.state.turn,
+            now,
+            ops,
+            focus: focus.clone(),
+            decay: self.config.decay.clone(),
+        };
+        self.journal.append(&entry)?;
+        self.applied.push_back(probe_id.to_owned());
+        while self.applied.len() > crate::store::APPLIED_MEMORY {
+            self.applied.pop_front();
+        }
+        // The journal has it: now the in-memory graph follows.
+        if let Some(g) = new_graph {
+            self.graph = g;
+        }
+        if let Entry::Cycle { decay: dcfg, .. } = &entry {
+            finish_cycle(&mut self.graph, &report, &focus, now, self.state.turn, &self.state.session, dcfg);
+            outcome.decay = decay::step(&mut self.graph, &focus, now, dcfg);
+        }
+        outcome.ops = entry_ops(&entry);
+        outcome.applied = report;
+        self.state.pending.clear();
+        self.state.last_focus = focus;
+        self.state.unreconciled += 1;
+        self.since_snapshot += 1;
+        let r = self.write_render(now)?;
+        outcome.render_tokens = r.tokens;
+        self.maybe_snapshot()?;
+        self.save_state()?;
+        Ok(outcome)
+    }
+
+    /// Raises nodes the model asked about (expansion / query), journaled.
+    pub fn touch(&mut self, ids: &[NodeId], boost: f64, now: DateTime<Utc>) -> Result<(), SessionError> {
+        let ids: Vec<NodeId> = ids.iter().filter(|id| self.graph.contains(id)).cloned().collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let entry = Entry::Touch { ids, now, boost };
+        self.journal.append(&entry)?;
+        let rules = rules(&self.config);
+        let _ = apply_entry(&mut self.graph, &entry, &self.state.session.clone(), &rules);
+        self.since_snapshot += 1;
+        self.write_render(now)?;
+        self.maybe_snapshot()?;
+        self.save_state()?;
+        Ok(())
+    }
+
+    /// Replaces the whole graph (seeding, merges), journaled.
+    pub fn reset(&mut self, doc: GraphDoc, now: DateTime<Utc>) -> Result<(), SessionError> {
+        let entry = Entry::Reset { doc };
+        let rules = rules(&self.config);
+        let mut g = self.graph.clone();
+        apply_entry(&mut g, &entry, &self.state.session.clone(), &rules).map_err(|e| SessionError::Probe(e.to_string()))?;
+        self.journal.append(&entry)?;
+        self.graph = g;
+        self.since_snapshot += 1;
+        self.write_render(now)?;
+        self.snapshot()?;
+        self.save_state()?;
+        Ok(())
+    }
+
+    /// Renders the graph around the last focus.
+    pub fn render(&self, now: DateTime<Utc>) -> Render {
+        render::render(
+            &self.graph,
+            &self.state.last_focus,
+            &RenderContext {
+                session: &self.state.session,
+                turn: self.state.turn,
+                now,
+            },
+            &self.config.render,
+        )
+    }
+
+    /// Renders and writes `render.json` and `terms.txt` for the hook.
+    pub fn write_render(&mut self, now: DateTime<Utc>) -> Result<Render, StoreError> {
+        let r = self.render(now);
+        let stored = StoredRender {
+            session: self.state.session.clone(),
+            turn: self.state.turn,
+            updated: Some(now),
+            tokens: r.tokens,
+            text: r.text.clone(),
+            handles: r.handles.clone(),
+        };
+        write_json(&self.path("render.json"), &stored)?;
+        let mut terms: Vec<String> = self.graph.nodes_unordered().flat_map(|n| n.names().collect::<Vec<_>>()).collect();
+        terms.sort();
+        terms.dedup();
+        let mut text = terms.join("\n");
+        text.push('\n');
+        write_atomic(&self.path("terms.txt"), text.as_bytes())?;
+        Ok(r)
+    }
+
+    /// Writes `state.json`.
+    pub fn save_state(&self) -> Result<(), StoreError> {
+        write_json(&self.path("state.json"), &self.state)
+    }
+
+    fn maybe_snapshot(&mut self) -> Result<(), StoreError> {
+        if self.since_snapshot >= self.config.store.snapshot_every.max(1) {
+            self.snapshot()?;
+        }
+        Ok(())
+    }
+
+    /// Writes a snapshot covering the journal, then empties the journal.
+    pub fn snapshot(&mut self) -> Result<(), StoreError> {
+        let snap = Snapshot {
+            seq: self.journal.seq,
+            doc: self.graph.to_doc(),
+            applied: self.applied.iter().cloned().collect(),
+        };
+        write_json(&self.path("snapshot.json"), &snap)?;
+        // A crash between these two steps is harmless: entries <= seq are skipped.
+        self.journal.truncate()?;
+        self.since_snapshot = 0;
+        Ok(())
+    }
+
+    /// Whether a probe id has been applied.
+    pub fn was_applied(&self, probe_id: &str) -> bool {
+        self.applied.iter().any(|p| p == probe_id)
+    }
+}
+
+fn entry_ops(e: &Entry) -> usize {
+    match e {
+        Entry::Cycle { ops, .. } => ops.len(),
+        _ => 0,
+    }
+}
+
+/// Patch limits from the config.
+pub fn rules(config: &Config) -> PatchRules {
+    PatchRules {
+        max_ops: config.probe.max_ops,
+        max_nodes: config.decay.max_nodes.saturating_mul(4).max(1_000),
+        anchor_floor: config.decay.anchor_floor,
+    }
+}
+
+/// Keeps the newest turns within `max_chars` of text.
+fn trim_input(turns: Vec<Turn>, max_chars: usize) -> Vec<Turn> {
+    let mut total = 0usize;
+    let mut keep: Vec<Turn> = Vec::new();
+    for mut t in turns.into_iter().rev() {
+        let len = t.user.len() + t.assistant.len();
+        if total + len > max_chars {
+            if keep.is_empty() {
+                // Always keep the newest turn, cut to size.
+                let cut = |s: &str, n: usize| -> String { s.chars().take(n).collect() };
+                t.user = cut(&t.user, max_chars / 2);
+                t.assistant = cut(&t.assistant, max_chars / 2);
+                keep.push(t);
+            }
+            break;
+        }
+        total += len;
+        keep.push(t);
+    }
+    keep.reverse();
+    keep
+}
+
+/// Reads the last finished render of a session without taking its lock.
+pub fn read_render(dir: &Path) -> Result<Option<StoredRender>, StoreError> {
+    read_json(&dir.join("render.json"))
+}
