@@ -1,0 +1,308 @@
+//! What the daemon does with spooled jobs: the slow half of every hook.
+//!
+//! [`drain`] takes each session's spool in order and replays its jobs into
+//! the [`Session`]: a turn is observed by the (authoritative) gate with the
+//! previous reply — from the Stop hook, or read from the tail of the
+//! transcript — and, when the gate fires, a probe cycle runs (probe, patch,
+//! decay, re-render, `render.json` for the next injection). SessionStart,
+//! PreCompact and SessionEnd hand the session to the lifecycle
+//! (recovery, seeding, reconciliation), which opens and closes the session
+//! itself. Every job is committed (its spool offset recorded) once done; a
+//! job that fails is logged and skipped, never retried forever.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use rollgraph_engine::Config;
+use rollgraph_engine::probe::{HeuristicProbe, Probe};
+use rollgraph_engine::session::Session;
+use rollgraph_engine::store::{Home, StoreError};
+use rollgraph_engine::transcript::{self, Turn};
+
+use crate::daemon::Request;
+use crate::expand;
+use crate::query;
+use crate::spool::{self, Job, JobLine};
+
+/// Bytes read from the end of a transcript to find the previous reply.
+const TRANSCRIPT_TAIL: u64 = 256 * 1024;
+
+/// The probe the config asks for (the heuristic one until an LLM is set up).
+pub fn make_probe(config: &Config, _home: &Home) -> Box<dyn Probe + Send> {
+    Box::new(HeuristicProbe::new(config.probe.clone()))
+}
+
+/// Processes every spooled job; returns how many were processed.
+pub fn drain(home: &Home, config: &Config) -> usize {
+    let mut total = 0;
+    for session in spool::sessions(home) {
+        loop {
+            let batch = match spool::take(home, &session, spool::BATCH_MAX) {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!("spool of {session}: {e:#}");
+                    break;
+                }
+            };
+            for s in &batch.skipped {
+                tracing::warn!("spool of {session}: {s}");
+            }
+            if batch.jobs.is_empty() {
+                if batch.end > 0 {
+                    let _ = spool::commit(home, &session, batch.end);
+                }
+                break;
+            }
+            let n = batch.jobs.len();
+            match process(home, config, &session, batch) {
+                Ok(done) => total += done,
+                Err(e) => {
+                    // The session is busy (an expansion holds it): retry later.
+                    tracing::warn!("session {session}: {e:#}; will retry");
+                    break;
+                }
+            }
+            if n < spool::BATCH_MAX {
+                break;
+            }
+        }
+        if let Err(e) = spool::compact(home, &session) {
+            tracing::warn!("compacting the spool of {session}: {e:#}");
+        }
+    }
+    total
+}
+
+/// Applies a batch of one session's jobs, committing each as it is done.
+fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) -> Result<usize> {
+    let mut open: Option<Session> = None;
+    let mut done = 0;
+    for (line, offset) in batch.jobs {
+        let lifecycle = matches!(&line.job, Job::Reconcile { .. }) || matches!(&line.job, Job::Start { source, .. } if source == "startup");
+        if lifecycle {
+            // The lifecycle opens and closes the session itself.
+            drop(open.take());
+            if let Err(e) = lifecycle_job(home, config, &line) {
+                tracing::warn!("session {session_id}: {e:#}");
+            }
+        }
+        if !lifecycle || matches!(line.job, Job::Start { .. }) {
+            if open.is_none() {
+                open = Some(open_session(home, config, session_id)?);
+            }
+            if let Some(s) = open.as_mut() {
+                if let Err(e) = apply(s, config, home, &line) {
+                    tracing::warn!("session {session_id}: {} job failed: {e:#}", kind(&line.job));
+                }
+            }
+            if open.as_ref().is_some_and(|s| lifecycle::checkpoint_due(s, config)) {
+                drop(open.take());
+                if let Err(e) = lifecycle::reconcile(home, config, session_id, "checkpoint", line.ts) {
+                    tracing::warn!("session {session_id}: checkpoint: {e:#}");
+                }
+            }
+        }
+        spool::commit(home, session_id, offset)?;
+        done += 1;
+    }
+    Ok(done)
+}
+
+fn open_session(home: &Home, config: &Config, id: &str) -> Result<Session> {
+    let s = Session::open_with_timeout(home, id, config.clone(), Duration::from_secs(2))?;
+    if let Some(t) = &s.load.truncated {
+        tracing::warn!("session {id}: {t}");
+    }
+    Ok(s)
+}
+
+fn kind(job: &Job) -> &'static str {
+    match job {
+        Job::Start { .. } => "start",
+        Job::Turn { .. } => "turn",
+        Job::Reply { .. } => "reply",
+        Job::Reconcile { .. } => "reconcile",
+        Job::Compacted => "compacted",
+        Job::Expand { .. } => "expand",
+    }
+}
+
+/// SessionStart (startup), PreCompact and SessionEnd: recovery, seeding and
+/// reconciliation, done by the lifecycle with the session closed.
+fn lifecycle_job(home: &Home, config: &Config, line: &JobLine) -> Result<()> {
+    match &line.job {
+        Job::Start { .. } => lifecycle::session_start(home, config, &line.session, line.cwd.as_deref(), line.ts),
+        Job::Reconcile { reason } => lifecycle::reconcile(home, config, &line.session, reason, line.ts),
+        _ => Ok(()),
+    }
+}
+
+/// Applies one job to an open session.
+fn apply(s: &mut Session, config: &Config, home: &Home, line: &JobLine) -> Result<()> {
+    if line.cwd.is_some() {
+        s.state.cwd.clone_from(&line.cwd);
+    }
+    if line.transcript_path.is_some() {
+        s.state.transcript.clone_from(&line.transcript_path);
+    }
+    let now = line.ts;
+    match &line.job {
+        Job::Start { injected_tokens, .. } => {
+            s.state.ended = false;
+            s.state.stats.injection(*injected_tokens);
+            if !s.path("render.json").exists() && !s.graph.is_empty() {
+                s.write_render(now)?;
+            }
+            s.save_state()?;
+        }
+        Job::Turn {
+            prompt,
+            gate,
+            injected_tokens,
+        } => {
+            s.state.stats.injection(*injected_tokens);
+            if let Some(path) = line.transcript_path.as_deref() {
+                match previous_reply(Path::new(path), prompt) {
+                    Ok(Some(t)) if !t.assistant.is_empty() && !same_reply(&t.assistant, &s.state.last_reply) => {
+                        s.record_reply(&t.assistant, &t.files);
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::debug!("session {}: transcript: {e:#}", s.id()),
+                }
+            }
+            let turn = Turn {
+                index: s.state.turn + 1,
+                user: prompt.clone(),
+                assistant: String::new(),
+                files: Vec::new(),
+                timestamp: Some(now),
+            };
+            let decision = s.observe(turn);
+            if let Some(h) = gate {
+                if h.fire != decision.fire {
+                    tracing::debug!("session {}: inline gate said {} ({}), daemon {} ({})", s.id(), h.fire, h.reason, decision.fire, decision.reason);
+                }
+            }
+            if decision.fire {
+                let mut probe = make_probe(config, home);
+                match s.cycle(probe.as_mut(), now) {
+                    Ok(o) => tracing::info!(
+                        "session {} turn {}: {} ({}) → {} ops{}, render {} tokens",
+                        s.id(),
+                        s.state.turn,
+                        o.probe_id,
+                        decision.reason,
+                        o.ops,
+                        o.rejected.map(|r| format!(" (rejected: {r})")).unwrap_or_default(),
+                        o.render_tokens
+                    ),
+                    Err(e) => tracing::warn!("session {}: probe failed: {e}", s.id()),
+                }
+            }
+            s.save_state()?;
+        }
+        Job::Reply { text } => {
+            if !same_reply(text, &s.state.last_reply) {
+                s.record_reply(text, &[]);
+            }
+            s.save_state()?;
+        }
+        Job::Compacted => {
+            s.state.stats.compactions += 1;
+            s.save_state()?;
+        }
+        Job::Expand { handle } => {
+            expand::expand_session(s, handle, now)?;
+        }
+        Job::Reconcile { .. } => {}
+    }
+    Ok(())
+}
+
+/// Whether two replies are the same text (the Stop hook's message and the
+/// transcript's merged blocks differ in whitespace, or one holds the other).
+fn same_reply(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim(), b.trim());
+    !a.is_empty() && !b.is_empty() && (a == b || a.contains(b) || b.contains(a))
+}
+
+/// The turn before `prompt` in the tail of a transcript (redacted by the
+/// transcript reader), or the newest turn when `prompt` is not there yet.
+pub fn previous_reply(path: &Path, prompt: &str) -> Result<Option<Turn>> {
+    let mut f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(TRANSCRIPT_TAIL);
+    f.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    f.take(TRANSCRIPT_TAIL).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    // Start at a line boundary when the tail cut a line.
+    let text = if start > 0 { text.split_once('\n').map(|(_, r)| r).unwrap_or("") } else { &text };
+    let t = transcript::parse_claude(text);
+    let turns: Vec<&Turn> = t.turns().collect();
+    let p = prompt.trim();
+    let found = turns.iter().rposition(|t| t.user.trim() == p);
+    Ok(match found {
+        Some(0) => None,
+        Some(i) => Some(turns[i - 1].clone()),
+        None => turns.last().map(|t| (*t).clone()),
+    })
+}
+
+/// Serves a socket request (expand / query) inside the daemon.
+pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde_json::Value> {
+    let now = rollgraph_engine::clock::now();
+    match req {
+        Request::Expand { session, handle } => {
+            let e = expand::expand_direct(home, config, &session, &handle, now, Duration::from_secs(3))?;
+            Ok(serde_json::to_value(e)?)
+        }
+        Request::Query { session, text, limit } => {
+            let q = query::query_direct(home, config, &session, &text, limit, now, Duration::from_secs(3))?;
+            Ok(serde_json::to_value(q)?)
+        }
+    }
+}
+
+/// Session start and reconciliation.
+///
+/// These are the lifecycle entry points the daemon calls with the session
+/// closed; until the warm store lands they keep the hot session consistent
+/// (a snapshot covering the journal, the ended flag) and nothing more.
+pub mod lifecycle {
+    use super::*;
+
+    /// SessionStart (startup): recover unfinished sessions, seed from warm.
+    pub fn session_start(home: &Home, config: &Config, session_id: &str, cwd: Option<&str>, _now: DateTime<Utc>) -> Result<()> {
+        let mut s = Session::open_with_timeout(home, session_id, config.clone(), Duration::from_secs(2))?;
+        if s.state.cwd.is_none() {
+            s.state.cwd = cwd.map(str::to_owned);
+        }
+        s.save_state()?;
+        Ok(())
+    }
+
+    /// PreCompact / SessionEnd / checkpoint: fold the journal into a snapshot.
+    pub fn reconcile(home: &Home, config: &Config, session_id: &str, reason: &str, _now: DateTime<Utc>) -> Result<()> {
+        let mut s = match Session::open_with_timeout(home, session_id, config.clone(), Duration::from_secs(2)) {
+            Ok(s) => s,
+            Err(StoreError::BadSessionId(id)) => anyhow::bail!("bad session id {id}"),
+            Err(e) => return Err(e.into()),
+        };
+        s.snapshot()?;
+        s.state.unreconciled = 0;
+        if reason == "session_end" {
+            s.state.ended = true;
+        }
+        s.save_state()?;
+        Ok(())
+    }
+
+    /// Whether enough unreconciled probes piled up for a checkpoint.
+    pub fn checkpoint_due(s: &Session, config: &Config) -> bool {
+        s.state.unreconciled >= config.reconcile.checkpoint_every.max(1)
+    }
+}
