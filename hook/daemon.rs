@@ -69,6 +69,11 @@ pub fn lock_path(home: &Home) -> PathBuf {
     home.root().join("daemon.lock")
 }
 
+/// The running daemon's process id (written while it holds the lock).
+pub fn pid_path(home: &Home) -> PathBuf {
+    home.root().join("daemon.pid")
+}
+
 /// A request on the socket (besides the plain-text `work`, `ping`, `shutdown`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -158,8 +163,12 @@ pub fn poke_or_start(home: &Home, errors: &mut Vec<String>) {
 pub fn start(home: &Home) -> Result<()> {
     let exe = std::env::current_exe().context("locating the rollgraph binary")?;
     let mut cmd = Command::new(exe);
-    cmd.arg("daemon")
-        .env("ROLLGRAPH_HOME", home.root())
+    cmd.arg("daemon");
+    // Tests (and impatient users) shorten the idle timeout through the env.
+    if let Some(secs) = std::env::var("ROLLGRAPH_DAEMON_IDLE_SECS").ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+        cmd.arg("--idle-timeout").arg(secs.to_string());
+    }
+    cmd.env("ROLLGRAPH_HOME", home.root())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -270,6 +279,7 @@ pub fn run(args: DaemonArgs) -> Result<()> {
             return Err(e.into());
         }
     };
+    let _ = std::fs::write(pid_path(&home), format!("{}\n", std::process::id()));
     let sock = socket_path(&home);
     // We hold the lock: any socket file left is a dead daemon's.
     let _ = std::fs::remove_file(&sock);
@@ -295,8 +305,9 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         .context("starting the tokio runtime")?;
     let result = rt.block_on(serve(home.clone(), config, listener, Duration::from_secs(args.idle_timeout)));
     rt.shutdown_timeout(Duration::from_secs(5));
-    // We held the lock the whole time, so the socket file is ours.
+    // We held the lock the whole time, so the socket and pid files are ours.
     let _ = std::fs::remove_file(&sock);
+    let _ = std::fs::remove_file(pid_path(&home));
     tracing::info!("daemon stopped");
     result
 }
