@@ -1,12 +1,12 @@
-//! The command line: one variant per subcommand, each defined in its module.
+//! The command line: one subcommand per module.
 
 use clap::{Parser, Subcommand};
 
-use crate::{daemon, expand, hook, install, mcp, query};
+use crate::{bench, daemon, expand, hook, inspect, install, mcp, query, replay};
 
-/// A rolling, in-session memory graph for coding agents.
+/// rollgraph: a rolling, in-session memory graph for coding agents.
 #[derive(Debug, Parser)]
-#[command(name = "rollgraph", version, about, propagate_version = true)]
+#[command(name = "rollgraph", version, about, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -16,6 +16,18 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Replay a Claude Code transcript through the pipeline, turn by turn, as the hook would.
+    Replay(replay::ReplayArgs),
+    /// Render a stored session's injection now.
+    Render(inspect::RenderArgs),
+    /// Show a stored session's graph.
+    Show(inspect::ShowArgs),
+    /// The validation signals: probe rate, injection size, expansions.
+    Stats(inspect::StatsArgs),
+    /// Print the effective configuration.
+    Config(inspect::ConfigArgs),
+    /// Measure the engine: probe rate, render and apply+decay timings.
+    Bench(bench::BenchArgs),
     /// Answer one host hook event (reads the event JSON on stdin; always exits 0).
     Hook(hook::HookArgs),
     /// Run the background worker (started on demand by the hook).

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::daemon::{self, Request};
 use crate::spool::{self, Job, JobLine};
-use crate::target;
+use crate::common;
 
 /// Expand a collapsed part of the render.
 #[derive(Debug, clap::Args)]
@@ -126,8 +126,8 @@ pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Resu
 pub fn run(args: ExpandArgs) -> Result<()> {
     let home = Home::from_env();
     let config = Config::load_default(home.root())?;
-    let session = target::resolve(&home, args.session.as_deref())?;
+    let session = common::pick_session(&home, args.session.as_deref())?;
     let e = expand(&home, &config, &session, &args.handle)?;
     let out = if args.json { serde_json::to_string_pretty(&e)? } else { e.text.trim_end().to_owned() };
-    crate::query::print(&out)
+    crate::common::out(&out)
 }

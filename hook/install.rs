@@ -247,7 +247,7 @@ pub fn run_install(args: InstallArgs) -> Result<()> {
         ));
     }
     out.push_str("Turn it off for one session with ROLLGRAPH_DISABLE=1, for one project with a .rollgraph-off file in its root.");
-    crate::query::print(&out)
+    crate::common::out(&out)
 }
 
 /// `rollgraph uninstall claude`.
@@ -276,7 +276,7 @@ pub fn run_uninstall(args: InstallArgs) -> Result<()> {
     } else {
         out.push_str("MCP server: if you registered it, remove it with\n  claude mcp remove --scope user rollgraph\n");
     }
-    crate::query::print(out.trim_end())
+    crate::common::out(out.trim_end())
 }
 
 #[cfg(test)]

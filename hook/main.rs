@@ -1,31 +1,33 @@
-//! The `rollgraph` binary: command-line glue over the engine.
+//! The `rollgraph` binary: CLI, host hooks, daemon and MCP server.
 //!
-//! `main` parses the command line and dispatches to one module per command.
+//! `main` is glue: parse, dispatch, report. All logic lives in the
+//! `rollgraph-engine` crate; modules here only do process plumbing.
 //! `rollgraph hook` is special: it is on the user's critical path, so it is
-//! dispatched before anything else is initialised (no tracing subscriber, no
-//! tokio runtime, no config parse) and it always exits 0, even when the
-//! command line itself is wrong.
+//! dispatched before anything else is initialised (no logging subscriber, no
+//! tokio runtime, no config parse) and it always exits 0, even when its
+//! command line is wrong.
 
+mod bench;
 mod cli;
+mod common;
 mod daemon;
 mod expand;
 mod hook;
 mod hooklog;
+mod inspect;
 mod install;
 mod mcp;
 mod query;
+mod replay;
 mod spool;
-mod target;
 mod work;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
-
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             // A hook must never fail the host's prompt, not even on a bad
@@ -37,58 +39,35 @@ fn main() -> ExitCode {
             e.exit();
         }
     };
-    match cli.command {
-        Command::Hook(args) => {
-            hook::run(args);
-            ExitCode::SUCCESS
+    if let cli::Command::Hook(args) = cli.command {
+        hook::run(args);
+        return ExitCode::SUCCESS;
+    }
+    // The daemon logs to its own file once it has detached.
+    if !matches!(cli.command, cli::Command::Daemon(_)) {
+        common::init_logging();
+    }
+    let result = match cli.command {
+        cli::Command::Replay(a) => replay::run(a),
+        cli::Command::Render(a) => inspect::render(a),
+        cli::Command::Show(a) => inspect::show(a),
+        cli::Command::Stats(a) => inspect::stats(a),
+        cli::Command::Config(a) => inspect::config(a),
+        cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Hook(_) => Ok(()),
+        cli::Command::Daemon(a) => daemon::run(a),
+        cli::Command::Mcp(a) => mcp::run(a),
+        cli::Command::Expand(a) => expand::run(a),
+        cli::Command::Query(a) => query::run(a),
+        cli::Command::Install(a) => install::run_install(a),
+        cli::Command::Uninstall(a) => install::run_uninstall(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if common::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rollgraph: {e:#}");
+            ExitCode::FAILURE
         }
-        other => {
-            init_tracing(&other);
-            match dispatch(other) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    if is_broken_pipe(&e) {
-                        return ExitCode::SUCCESS;
-                    }
-                    eprintln!("rollgraph: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
     }
-}
-
-fn dispatch(command: Command) -> anyhow::Result<()> {
-    match command {
-        Command::Hook(_) => Ok(()),
-        Command::Daemon(args) => daemon::run(args),
-        Command::Mcp(args) => mcp::run(args),
-        Command::Expand(args) => expand::run(args),
-        Command::Query(args) => query::run(args),
-        Command::Install(args) => install::run_install(args),
-        Command::Uninstall(args) => install::run_uninstall(args),
-    }
-}
-
-/// Logs go to stderr, except for the daemon (its own log file, set up by
-/// the daemon once it has detached) and the MCP server (stderr only, never
-/// stdout: stdout is the protocol).
-fn init_tracing(command: &Command) {
-    if matches!(command, Command::Daemon(_)) {
-        return;
-    }
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ROLLGRAPH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .without_time()
-        .try_init();
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

@@ -15,7 +15,7 @@ use rollgraph_engine::Config;
 use rollgraph_engine::store::Home;
 use serde::Deserialize;
 
-use crate::{expand, query, target};
+use crate::{common, expand, query};
 
 /// Serve the memory tools over MCP (stdio).
 #[derive(Debug, clap::Args)]
@@ -77,7 +77,7 @@ impl MemoryServer {
     async fn memory_expand(&self, Parameters(p): Parameters<ExpandParams>) -> Result<CallToolResult, ErrorData> {
         let (home, config, session) = (self.home.clone(), self.config.clone(), self.session.clone());
         let r = tokio::task::spawn_blocking(move || -> Result<String> {
-            let id = target::resolve(&home, session.as_deref())?;
+            let id = common::pick_session(&home, session.as_deref())?;
             Ok(expand::expand(&home, &config, &id, &p.handle)?.text)
         })
         .await
@@ -93,7 +93,7 @@ impl MemoryServer {
     async fn memory_query(&self, Parameters(p): Parameters<QueryParams>) -> Result<CallToolResult, ErrorData> {
         let (home, config, session) = (self.home.clone(), self.config.clone(), self.session.clone());
         let r = tokio::task::spawn_blocking(move || -> Result<String> {
-            let id = target::resolve(&home, session.as_deref())?;
+            let id = common::pick_session(&home, session.as_deref())?;
             Ok(query::query(&home, &config, &id, &p.text, p.limit.unwrap_or(8))?.to_text())
         })
         .await

@@ -5,7 +5,6 @@
 //! may hold the session), else opens the session directly. Each query is
 //! counted in the session's stats.
 
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
@@ -17,7 +16,7 @@ use rollgraph_engine::{Config, clock};
 use serde::{Deserialize, Serialize};
 
 use crate::daemon::{self, Request};
-use crate::target;
+use crate::common;
 
 /// Search the session's graph.
 #[derive(Debug, clap::Args)]
@@ -110,21 +109,13 @@ pub fn query(home: &Home, config: &Config, session: &str, text: &str, limit: usi
     query_direct(home, config, session, text, limit, clock::now(), Duration::from_millis(1_500))
 }
 
-/// Prints a line to stdout.
-pub fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.write_all(b"\n")?;
-    Ok(())
-}
-
 /// `rollgraph query`.
 pub fn run(args: QueryArgs) -> Result<()> {
     let home = Home::from_env();
     let config = Config::load_default(home.root())?;
-    let session = target::resolve(&home, args.session.as_deref())?;
+    let session = common::pick_session(&home, args.session.as_deref())?;
     let text = args.text.join(" ");
     let r = query(&home, &config, &session, &text, args.limit)?;
     let out = if args.json { serde_json::to_string_pretty(&r)? } else { r.to_text().trim_end().to_owned() };
-    print(&out)
+    common::out(&out)
 }
