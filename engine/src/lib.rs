@@ -19,14 +19,17 @@ pub mod embed;
 pub mod extract;
 pub mod gate;
 pub mod graph;
+pub mod lifecycle;
 pub mod patch;
 pub mod probe;
+pub mod reconcile;
 pub mod redact;
 pub mod render;
 pub mod session;
 pub mod stats;
 pub mod store;
 pub mod transcript;
+pub mod warm;
 
 pub use config::Config;
 pub use graph::{Domain, Edge, EdgeKind, Graph, GraphDoc, Node, NodeId, NodeKind};
