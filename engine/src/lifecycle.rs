@@ -8,8 +8,8 @@
 //! one hot session into its project's warm store and the global store.
 //! Every function opens and closes the sessions and stores it needs, so the
 //! caller must not hold them open. No network and no model load happen here
-//! unless the caller passes an LLM [`Adjudicator`] or an embedding
-//! [`Similar`] to the `_with` variants.
+//! unless the caller passes an LLM [`Adjudicator`] or [`Drafter`], or an
+//! embedding [`Similar`], in the [`Tools`] of the `_with` variants.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::graduate::{self, Drafter, TemplateDrafter};
 use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId};
 pub use crate::reconcile::ReconcileReport;
 use crate::reconcile::{
@@ -84,6 +85,29 @@ pub enum LifecycleError {
     NoSession(String),
 }
 
+/// The replaceable parts of a reconciliation: similarity, adjudication of
+/// ambiguous pairs and drafting of graduation texts.
+pub struct Tools<'a> {
+    /// Near-duplicate similarity.
+    pub similar: &'a mut dyn Similar,
+    /// Decides ambiguous pairs.
+    pub adjudicator: &'a mut dyn Adjudicator,
+    /// Drafts graduation texts.
+    pub drafter: &'a mut dyn Drafter,
+}
+
+/// Runs `f` with the offline tools: lexical similarity, the offline
+/// adjudicator and the template drafter.
+pub fn with_offline_tools<T>(f: impl FnOnce(&mut Tools<'_>) -> T) -> T {
+    let (mut sim, mut adj, mut draft) = (Lexical, OfflineAdjudicator, TemplateDrafter);
+    let mut tools = Tools {
+        similar: &mut sim,
+        adjudicator: &mut adj,
+        drafter: &mut draft,
+    };
+    f(&mut tools)
+}
+
 /// Whether a checkpoint reconciliation is due.
 pub fn checkpoint_due(session: &Session, config: &Config) -> bool {
     session.state.unreconciled >= config.reconcile.checkpoint_every.max(1)
@@ -125,32 +149,23 @@ pub fn session_start(
     cwd: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<StartReport, LifecycleError> {
-    session_start_with(
-        home,
-        config,
-        session_id,
-        cwd,
-        now,
-        &mut Lexical,
-        &mut OfflineAdjudicator,
-    )
+    with_offline_tools(|tools| session_start_with(home, config, session_id, cwd, now, tools))
 }
 
-/// [`session_start`] with explicit similarity and adjudication.
+/// [`session_start`] with explicit similarity, adjudication and drafting.
 pub fn session_start_with(
     home: &Home,
     config: &Config,
     session_id: &str,
     cwd: Option<&str>,
     now: DateTime<Utc>,
-    sim: &mut dyn Similar,
-    adj: &mut dyn Adjudicator,
+    tools: &mut Tools<'_>,
 ) -> Result<StartReport, LifecycleError> {
     home.session_dir(session_id)?;
     let mut report = StartReport::default();
     let key = warm::key_for_cwd(cwd);
     for id in crashed_sessions(home, Some(&key), session_id) {
-        match reconcile_session_with(home, config, &id, ReconcileReason::Crash, now, sim, adj) {
+        match reconcile_session_with(home, config, &id, ReconcileReason::Crash, now, tools) {
             Ok(r) => {
                 report.warnings.extend(r.warnings);
                 report.recovered.push(id);
@@ -160,6 +175,10 @@ pub fn session_start_with(
                 .push(format!("could not recover session {id}: {e}")),
         }
     }
+    let (seeded, warnings) = crate::seed::seed_configured(home, config, cwd, now);
+    report.seeded_anchors = seeded.iter().map(|r| r.added).sum();
+    report.warnings.extend(warnings);
+    report.warnings.extend(seeded.into_iter().flat_map(|r| r.warnings));
     let mut session = Session::open(home, session_id, config.clone())?;
     if session.state.cwd.is_none() {
         session.state.cwd = cwd.filter(|c| !c.trim().is_empty()).map(str::to_owned);
@@ -309,26 +328,17 @@ pub fn reconcile_session(
     reason: ReconcileReason,
     now: DateTime<Utc>,
 ) -> Result<ReconcileReport, LifecycleError> {
-    reconcile_session_with(
-        home,
-        config,
-        session_id,
-        reason,
-        now,
-        &mut Lexical,
-        &mut OfflineAdjudicator,
-    )
+    with_offline_tools(|tools| reconcile_session_with(home, config, session_id, reason, now, tools))
 }
 
-/// [`reconcile_session`] with explicit similarity and adjudication.
+/// [`reconcile_session`] with explicit similarity, adjudication and drafting.
 pub fn reconcile_session_with(
     home: &Home,
     config: &Config,
     session_id: &str,
     reason: ReconcileReason,
     now: DateTime<Utc>,
-    sim: &mut dyn Similar,
-    adj: &mut dyn Adjudicator,
+    tools: &mut Tools<'_>,
 ) -> Result<ReconcileReport, LifecycleError> {
     let dir = home.session_dir(session_id)?;
     if !dir.exists() {
@@ -342,8 +352,7 @@ pub fn reconcile_session_with(
         session_id,
         session.state.cwd.as_deref(),
         now,
-        sim,
-        adj,
+        tools,
     )?;
     if let Some(t) = &session.load.truncated {
         report.warnings.push(format!("session {session_id}: {t}"));
@@ -364,8 +373,8 @@ pub fn reconcile_session_with(
 }
 
 /// Merges a hot graph into the project store of `cwd` (all of it) and the
-/// global store (its personal and relationship part).
-#[allow(clippy::too_many_arguments)]
+/// global store (its personal and relationship part), then flags what is
+/// ready to graduate or to be archived.
 pub fn merge_graph(
     home: &Home,
     config: &Config,
@@ -373,8 +382,7 @@ pub fn merge_graph(
     session_id: &str,
     cwd: Option<&str>,
     now: DateTime<Utc>,
-    sim: &mut dyn Similar,
-    adj: &mut dyn Adjudicator,
+    tools: &mut Tools<'_>,
 ) -> Result<ReconcileReport, LifecycleError> {
     let mut total = ReconcileReport::default();
     let key = warm::key_for_cwd(cwd);
@@ -394,12 +402,25 @@ pub fn merge_graph(
                 .map(|r| format!("warm store {k}: {r}")),
         );
         let ctx = merge_context(config, session_id, now);
-        let (mut entry, mut report) =
-            reconcile::reconcile(graph, &store.graph, &store.meta, &ctx, sim, adj);
+        let (mut entry, mut report) = reconcile::reconcile(
+            graph,
+            &store.graph,
+            &store.meta,
+            &ctx,
+            &mut *tools.similar,
+            &mut *tools.adjudicator,
+        );
         if k != GLOBAL_KEY && store.meta.root.is_none() {
             entry.root = cwd.map(str::to_owned);
         }
         store.commit(entry)?;
+        match graduate::flag(home, &store, config, now, &mut *tools.drafter) {
+            Ok((g, a)) => {
+                report.graduations_flagged += g;
+                report.archive_flagged += a;
+            }
+            Err(e) => report.warnings.push(format!("review queue: {e}")),
+        }
         report.stores.push(k.to_owned());
         total.add(&report);
     }
