@@ -30,6 +30,7 @@ pub mod seed;
 pub mod session;
 pub mod stats;
 pub mod store;
+pub mod synth;
 pub mod transcript;
 pub mod warm;
 
