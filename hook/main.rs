@@ -7,7 +7,10 @@ mod bench;
 mod cli;
 mod common;
 mod inspect;
+mod reconcile;
 mod replay;
+mod review;
+mod seed;
 
 use std::process::ExitCode;
 
@@ -23,6 +26,9 @@ fn main() -> ExitCode {
         cli::Command::Stats(a) => inspect::stats(a),
         cli::Command::Config(a) => inspect::config(a),
         cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Reconcile(a) => reconcile::run(a),
+        cli::Command::Seed(a) => seed::run(a),
+        cli::Command::Review(a) => review::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

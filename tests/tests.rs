@@ -1,1 +1,4 @@
+//! Integration tests of the rollgraph binary and engine, one module per area.
 
+// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
+mod warm;

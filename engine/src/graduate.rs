@@ -184,7 +184,11 @@ pub fn template_draft(n: &Node, g: &Graph) -> String {
             s.push_str(d.trim_end_matches('.'));
         }
     }
-    let old: Vec<String> = g.supersedes(&n.id).iter().map(|o| o.label.clone()).collect();
+    let old: Vec<String> = g
+        .supersedes(&n.id)
+        .iter()
+        .map(|o| o.label.clone())
+        .collect();
     if !old.is_empty() {
         s.push_str(&format!(" (replaces {})", old.join(", ")));
     }
@@ -211,7 +215,13 @@ pub fn session_count(n: &Node) -> usize {
 }
 
 /// Why a node does not graduate (`None`: it meets all three criteria).
-pub fn graduation_blocker(g: &Graph, meta: &WarmMeta, n: &Node, config: &Config, now: DateTime<Utc>) -> Option<String> {
+pub fn graduation_blocker(
+    g: &Graph,
+    meta: &WarmMeta,
+    n: &Node,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Option<String> {
     let rc = &config.reconcile;
     if n.anchor {
         return Some("already in flat memory (anchor)".into());
@@ -222,12 +232,18 @@ pub fn graduation_blocker(g: &Graph, meta: &WarmMeta, n: &Node, config: &Config,
     }
     let sessions = session_count(n);
     if sessions < rc.graduate_min_sessions {
-        return Some(format!("seen in {sessions} sessions < {}", rc.graduate_min_sessions));
+        return Some(format!(
+            "seen in {sessions} sessions < {}",
+            rc.graduate_min_sessions
+        ));
     }
     if let Some(by) = g.superseded_by(&n.id) {
         return Some(format!("superseded by {}", by.id));
     }
-    if g.edges_of(&n.id).iter().any(|e| e.kind == EdgeKind::Contradicts) {
+    if g.edges_of(&n.id)
+        .iter()
+        .any(|e| e.kind == EdgeKind::Contradicts)
+    {
         return Some("contradicted".into());
     }
     let since = meta
@@ -240,7 +256,10 @@ pub fn graduation_blocker(g: &Graph, meta: &WarmMeta, n: &Node, config: &Config,
         .unwrap_or(n.last_activated);
     let days = (now - since).num_seconds() as f64 / 86_400.0;
     if days < rc.graduate_stable_days as f64 {
-        return Some(format!("stable {days:.1} days < {}", rc.graduate_stable_days));
+        return Some(format!(
+            "stable {days:.1} days < {}",
+            rc.graduate_stable_days
+        ));
     }
     None
 }
@@ -306,7 +325,9 @@ impl ReviewQueue {
 
     /// One item.
     pub fn get(&self, id: &str) -> Result<ReviewItem, ReviewError> {
-        let path = self.path(id).ok_or_else(|| ReviewError::NotFound(id.to_owned()))?;
+        let path = self
+            .path(id)
+            .ok_or_else(|| ReviewError::NotFound(id.to_owned()))?;
         read_json(&path)?.ok_or_else(|| ReviewError::NotFound(id.to_owned()))
     }
 
@@ -316,7 +337,9 @@ impl ReviewQueue {
     }
 
     fn save(&self, item: &ReviewItem) -> Result<(), ReviewError> {
-        let path = self.path(&item.id).ok_or_else(|| ReviewError::NotFound(item.id.clone()))?;
+        let path = self
+            .path(&item.id)
+            .ok_or_else(|| ReviewError::NotFound(item.id.clone()))?;
         write_json(&path, item)?;
         Ok(())
     }
@@ -370,7 +393,13 @@ impl ReviewQueue {
     /// marker) to `target` atomically — unless the marker is already there,
     /// so it is never written twice; an archive retires the anchor in its
     /// warm store.
-    pub fn approve(&self, home: &Home, id: &str, target: Option<&Path>, now: DateTime<Utc>) -> Result<ReviewItem, ReviewError> {
+    pub fn approve(
+        &self,
+        home: &Home,
+        id: &str,
+        target: Option<&Path>,
+        now: DateTime<Utc>,
+    ) -> Result<ReviewItem, ReviewError> {
         let _lock = self.lock()?;
         let mut item = self.pending(id)?;
         match item.kind {
@@ -432,7 +461,13 @@ pub fn append_once(path: &Path, text: &str, marker: &str) -> Result<bool, StoreE
 
 /// Looks over a warm store and queues new graduation and archive items.
 /// Returns (graduations queued, archives queued).
-pub fn flag(home: &Home, store: &WarmStore, config: &Config, now: DateTime<Utc>, drafter: &mut dyn Drafter) -> Result<(usize, usize), ReviewError> {
+pub fn flag(
+    home: &Home,
+    store: &WarmStore,
+    config: &Config,
+    now: DateTime<Utc>,
+    drafter: &mut dyn Drafter,
+) -> Result<(usize, usize), ReviewError> {
     let queue = ReviewQueue::new(home);
     let rc = &config.reconcile;
     let floor = config.decay.anchor_floor;
@@ -444,7 +479,10 @@ pub fn flag(home: &Home, store: &WarmStore, config: &Config, now: DateTime<Utc>,
             if days < rc.archive_after_days as f64 {
                 continue;
             }
-            (ReviewKind::Archive, format!("anchor at its floor for {days:.0} days"))
+            (
+                ReviewKind::Archive,
+                format!("anchor at its floor for {days:.0} days"),
+            )
         } else {
             if graduation_blocker(&store.graph, &store.meta, n, config, now).is_some() {
                 continue;
@@ -452,7 +490,10 @@ pub fn flag(home: &Home, store: &WarmStore, config: &Config, now: DateTime<Utc>,
             let w = effective_weight(n, now, rc.warm_half_life_days, floor);
             (
                 ReviewKind::Graduate,
-                format!("weight {w:.2}, seen in {} sessions, stable", session_count(n)),
+                format!(
+                    "weight {w:.2}, seen in {} sessions, stable",
+                    session_count(n)
+                ),
             )
         };
         let id = item_id(kind, store.key(), &n.id);
@@ -460,8 +501,14 @@ pub fn flag(home: &Home, store: &WarmStore, config: &Config, now: DateTime<Utc>,
             continue;
         }
         let (text, drafted_by) = match kind {
-            ReviewKind::Graduate => (redact_owned(drafter.draft(n, &store.graph).trim()), drafter.name().to_owned()),
-            ReviewKind::Archive => (n.detail.clone().unwrap_or_else(|| n.label.clone()), "template".to_owned()),
+            ReviewKind::Graduate => (
+                redact_owned(drafter.draft(n, &store.graph).trim()),
+                drafter.name().to_owned(),
+            ),
+            ReviewKind::Archive => (
+                n.detail.clone().unwrap_or_else(|| n.label.clone()),
+                "template".to_owned(),
+            ),
         };
         let item = ReviewItem {
             id,
@@ -527,24 +574,44 @@ mod tests {
         let id = NodeId::slug("Bento").unwrap_or_else(|| unreachable!());
         let mut n = Node::new(id.clone(), "Bento", Domain::Technical, 0.9, t(0));
         for s in ["s1", "s2", "s3"] {
-            n.provenance.push(Provenance { session: s.into(), first_turn: 1, last_turn: 1, mentions: 1 });
+            n.provenance.push(Provenance {
+                session: s.into(),
+                first_turn: 1,
+                last_turn: 1,
+                mentions: 1,
+            });
         }
         g.upsert_node(n.clone());
         meta.first_seen.insert(id.clone(), t(0));
-        assert_eq!(graduation_blocker(&g, &meta, &n, &cfg, t(1)).map(|s| s.starts_with("stable")), Some(true));
+        assert_eq!(
+            graduation_blocker(&g, &meta, &n, &cfg, t(1)).map(|s| s.starts_with("stable")),
+            Some(true)
+        );
         assert_eq!(graduation_blocker(&g, &meta, &n, &cfg, t(4)), None);
         // Weight fades with time.
-        assert!(graduation_blocker(&g, &meta, &n, &cfg, t(60)).is_some_and(|s| s.starts_with("weight")));
+        assert!(
+            graduation_blocker(&g, &meta, &n, &cfg, t(60)).is_some_and(|s| s.starts_with("weight"))
+        );
         let mut two = n.clone();
         two.provenance.pop();
-        assert!(graduation_blocker(&g, &meta, &two, &cfg, t(4)).is_some_and(|s| s.contains("sessions")));
+        assert!(
+            graduation_blocker(&g, &meta, &two, &cfg, t(4)).is_some_and(|s| s.contains("sessions"))
+        );
         meta.disputed.insert(id.clone(), t(3));
-        assert!(graduation_blocker(&g, &meta, &n, &cfg, t(4)).is_some_and(|s| s.starts_with("stable")));
+        assert!(
+            graduation_blocker(&g, &meta, &n, &cfg, t(4)).is_some_and(|s| s.starts_with("stable"))
+        );
     }
 
     #[test]
     fn floor_time_follows_the_half_life() {
-        let mut n = Node::new(NodeId::slug("x").unwrap_or_else(|| unreachable!()), "x", Domain::Project, 0.8, t(0));
+        let mut n = Node::new(
+            NodeId::slug("x").unwrap_or_else(|| unreachable!()),
+            "x",
+            Domain::Project,
+            0.8,
+            t(0),
+        );
         n.anchor = true;
         // 0.8 → 0.2 is two half-lives.
         assert_eq!(at_floor_since(&n, 21.0, 0.2), t(42));

@@ -178,7 +178,9 @@ pub fn session_start_with(
     let (seeded, warnings) = crate::seed::seed_configured(home, config, cwd, now);
     report.seeded_anchors = seeded.iter().map(|r| r.added).sum();
     report.warnings.extend(warnings);
-    report.warnings.extend(seeded.into_iter().flat_map(|r| r.warnings));
+    report
+        .warnings
+        .extend(seeded.into_iter().flat_map(|r| r.warnings));
     let mut session = Session::open(home, session_id, config.clone())?;
     if session.state.cwd.is_none() {
         session.state.cwd = cwd.filter(|c| !c.trim().is_empty()).map(str::to_owned);

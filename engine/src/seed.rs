@@ -105,11 +105,17 @@ static RULE: LazyLock<Regex> = LazyLock::new(|| {
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"!?\[([^\]]*)\]\([^)]*\)").unwrap_or_else(|e| unreachable!("static regex: {e}"))
 });
-static COMMENT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)<!--.*?-->").unwrap_or_else(|e| unreachable!("static regex: {e}")));
-static LIST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$").unwrap_or_else(|e| unreachable!("static regex: {e}"))
+static COMMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?s)<!--.*?-->").unwrap_or_else(|e| unreachable!("static regex: {e}"))
 });
-static HEADING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$").unwrap_or_else(|e| unreachable!("static regex: {e}")));
+static LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+        .unwrap_or_else(|e| unreachable!("static regex: {e}"))
+});
+static HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+        .unwrap_or_else(|e| unreachable!("static regex: {e}"))
+});
 
 /// Whether an item reads as a correction or rule.
 pub fn is_rule(text: &str) -> bool {
@@ -121,7 +127,10 @@ pub fn is_rule(text: &str) -> bool {
 fn flatten(s: &str) -> String {
     let s = COMMENT.replace_all(s, " ");
     let s = LINK.replace_all(&s, "$1");
-    let s: String = s.chars().filter(|c| !matches!(c, '*' | '`' | '~')).collect();
+    let s: String = s
+        .chars()
+        .filter(|c| !matches!(c, '*' | '`' | '~'))
+        .collect();
     let s = s.replace("__", "");
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -133,7 +142,9 @@ pub fn split_spec(spec: &Path) -> (PathBuf, Option<String>) {
     }
     let s = spec.to_string_lossy();
     match s.rsplit_once('#') {
-        Some((p, sec)) if !p.is_empty() && !sec.trim().is_empty() => (PathBuf::from(p), Some(sec.trim().to_owned())),
+        Some((p, sec)) if !p.is_empty() && !sec.trim().is_empty() => {
+            (PathBuf::from(p), Some(sec.trim().to_owned()))
+        }
         _ => (spec.to_owned(), None),
     }
 }
@@ -158,7 +169,10 @@ pub fn parse_flat(text: &str, section: Option<&str>) -> Vec<FlatItem> {
             }
         }
     }
-    let flush = |para: &mut Option<(usize, String)>, heading: &Option<String>, items: &mut Vec<FlatItem>, in_section: bool| {
+    let flush = |para: &mut Option<(usize, String)>,
+                 heading: &Option<String>,
+                 items: &mut Vec<FlatItem>,
+                 in_section: bool| {
         if let Some((line, raw)) = para.take() {
             let text = redact_owned(&flatten(&raw));
             let trimmed = text.trim().trim_start_matches(['>', ' ']).trim();
@@ -213,7 +227,10 @@ pub fn parse_flat(text: &str, section: Option<&str>) -> Vec<FlatItem> {
             heading = Some(title);
             continue;
         }
-        if t.is_empty() || t.starts_with('|') || t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_' | ' ')) {
+        if t.is_empty()
+            || t.starts_with('|')
+            || t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_' | ' '))
+        {
             flush(&mut para, &heading, &mut items, in_section);
             continue;
         }
@@ -247,7 +264,11 @@ pub fn content_hash(text: &str) -> String {
 
 /// A label of at most [`LABEL_CHARS`] characters, cut at a word boundary.
 pub fn short_label(text: &str) -> String {
-    let first = text.split_inclusive(['.', '!', '?']).next().unwrap_or(text).trim();
+    let first = text
+        .split_inclusive(['.', '!', '?'])
+        .next()
+        .unwrap_or(text)
+        .trim();
     let first = first.trim_end_matches(['.', '!', '?', ':', ';']);
     if first.chars().count() <= LABEL_CHARS {
         return first.to_owned();
@@ -291,18 +312,43 @@ pub fn anchor_node(item: &FlatItem, config: &Config, now: DateTime<Utc>, id: Nod
 
 /// Seeds a flat memory file (`path` or `path#Section`) into the warm store
 /// `key` (the project's, or `global`). Idempotent.
-pub fn seed_file(home: &Home, config: &Config, spec: &Path, key: &str, now: DateTime<Utc>) -> Result<SeedReport, SeedError> {
+pub fn seed_file(
+    home: &Home,
+    config: &Config,
+    spec: &Path,
+    key: &str,
+    now: DateTime<Utc>,
+) -> Result<SeedReport, SeedError> {
     let (path, section) = split_spec(spec);
-    let meta = std::fs::metadata(&path).map_err(|source| SeedError::Read { path: path.clone(), source })?;
+    let meta = std::fs::metadata(&path).map_err(|source| SeedError::Read {
+        path: path.clone(),
+        source,
+    })?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(SeedError::TooLarge { path, size: meta.len() });
+        return Err(SeedError::TooLarge {
+            path,
+            size: meta.len(),
+        });
     }
-    let bytes = std::fs::read(&path).map_err(|source| SeedError::Read { path: path.clone(), source })?;
+    let bytes = std::fs::read(&path).map_err(|source| SeedError::Read {
+        path: path.clone(),
+        source,
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| SeedError::NotText(path.clone()))?;
     let items = parse_flat(&text, section.as_deref());
     if let Some(s) = &section {
-        if items.is_empty() && !text.lines().any(|l| HEADING.captures(l).is_some_and(|c| c.get(2).is_some_and(|m| flatten(m.as_str()).eq_ignore_ascii_case(s)))) {
-            return Err(SeedError::NoSection { path, section: s.clone() });
+        if items.is_empty()
+            && !text.lines().any(|l| {
+                HEADING.captures(l).is_some_and(|c| {
+                    c.get(2)
+                        .is_some_and(|m| flatten(m.as_str()).eq_ignore_ascii_case(s))
+                })
+            })
+        {
+            return Err(SeedError::NoSection {
+                path,
+                section: s.clone(),
+            });
         }
     }
     let mut report = SeedReport {
@@ -312,7 +358,13 @@ pub fn seed_file(home: &Home, config: &Config, spec: &Path, key: &str, now: Date
         ..SeedReport::default()
     };
     let mut store = WarmStore::open(home, key)?;
-    report.warnings.extend(store.load.restored.iter().map(|r| format!("warm store {key}: {r}")));
+    report.warnings.extend(
+        store
+            .load
+            .restored
+            .iter()
+            .map(|r| format!("warm store {key}: {r}")),
+    );
     let mut entry = WarmEntry {
         cause: format!("seed:{}", path.display()),
         now: Some(now),
@@ -326,13 +378,20 @@ pub fn seed_file(home: &Home, config: &Config, spec: &Path, key: &str, now: Date
             continue;
         }
         let label = short_label(&item.text);
-        let Some(base) = NodeId::slug(&label).or_else(|| NodeId::parse(&format!("memory-{hash}"))) else {
-            report.warnings.push(format!("line {}: nothing to name an anchor by", item.line));
+        let Some(base) = NodeId::slug(&label).or_else(|| NodeId::parse(&format!("memory-{hash}")))
+        else {
+            report
+                .warnings
+                .push(format!("line {}: nothing to name an anchor by", item.line));
             continue;
         };
         // A different item with the same slug keeps its own id.
         let id = if store.graph.contains(&base) || taken.contains(&base) {
-            let stem: String = base.as_str().chars().take(crate::graph::MAX_ID_LEN - 9).collect();
+            let stem: String = base
+                .as_str()
+                .chars()
+                .take(crate::graph::MAX_ID_LEN - 9)
+                .collect();
             NodeId::parse(&format!("{}-{}", stem.trim_end_matches('-'), &hash[..8])).unwrap_or(base)
         } else {
             base
@@ -359,7 +418,12 @@ pub fn seed_file(home: &Home, config: &Config, spec: &Path, key: &str, now: Date
 /// Seeds the flat files listed in `flat.seed_files` into the store of the
 /// project at `cwd` (relative paths resolve against it, `~/` against
 /// `$HOME`). Missing or unreadable files become warnings.
-pub fn seed_configured(home: &Home, config: &Config, cwd: Option<&str>, now: DateTime<Utc>) -> (Vec<SeedReport>, Vec<String>) {
+pub fn seed_configured(
+    home: &Home,
+    config: &Config,
+    cwd: Option<&str>,
+    now: DateTime<Utc>,
+) -> (Vec<SeedReport>, Vec<String>) {
     let key = match cwd {
         Some(c) if !c.trim().is_empty() => warm::key_for_cwd(Some(c)),
         _ => GLOBAL_KEY.to_owned(),
@@ -370,8 +434,13 @@ pub fn seed_configured(home: &Home, config: &Config, cwd: Option<&str>, now: Dat
         let path = resolve(spec, cwd);
         match seed_file(home, config, &path, &key, now) {
             Ok(r) => reports.push(r),
-            Err(SeedError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                warnings.push(format!("flat memory file {} not found; skipped", path.display()));
+            Err(SeedError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                warnings.push(format!(
+                    "flat memory file {} not found; skipped",
+                    path.display()
+                ));
             }
             Err(e) => warnings.push(format!("flat memory file {}: {e}", path.display())),
         }
@@ -435,7 +504,10 @@ mod tests {
     #[test]
     fn spec_splits_on_hash_only_when_no_such_file() {
         let (p, s) = split_spec(Path::new("/nowhere/CLAUDE.md#Memory"));
-        assert_eq!((p, s.as_deref()), (PathBuf::from("/nowhere/CLAUDE.md"), Some("Memory")));
+        assert_eq!(
+            (p, s.as_deref()),
+            (PathBuf::from("/nowhere/CLAUDE.md"), Some("Memory"))
+        );
     }
 
     #[test]
@@ -461,8 +533,17 @@ mod tests {
         assert_eq!((r2.added, r2.already), (0, 7));
         let store = WarmStore::open(&home, GLOBAL_KEY).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(store.graph.node_count(), 7);
-        assert!(store.graph.nodes().iter().all(|n| n.anchor && n.weight >= 0.2));
-        let never = store.graph.find_by_name("Never push to main directly").cloned();
+        assert!(
+            store
+                .graph
+                .nodes()
+                .iter()
+                .all(|n| n.anchor && n.weight >= 0.2)
+        );
+        let never = store
+            .graph
+            .find_by_name("Never push to main directly")
+            .cloned();
         assert!(never.is_some_and(|n| n.kind == NodeKind::Correction && n.weight >= 0.85));
     }
 }
