@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{bench, daemon, expand, hook, inspect, install, mcp, query, replay};
+use crate::{bench, daemon, expand, hook, inspect, install, mcp, query, reconcile, replay, review, seed};
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
 #[derive(Debug, Parser)]
@@ -42,4 +42,10 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Remove what `install` added.
     Uninstall(install::InstallArgs),
+    /// Merge hot sessions into the warm graph now (crashed ones, or a transcript's).
+    Reconcile(reconcile::ReconcileArgs),
+    /// Seed a warm graph with anchors from a flat memory file.
+    Seed(seed::SeedArgs),
+    /// Review graduations into flat memory and archive flags.
+    Review(review::ReviewArgs),
 }

@@ -18,7 +18,10 @@ mod inspect;
 mod install;
 mod mcp;
 mod query;
+mod reconcile;
 mod replay;
+mod review;
+mod seed;
 mod spool;
 mod work;
 
@@ -61,6 +64,9 @@ fn main() -> ExitCode {
         cli::Command::Query(a) => query::run(a),
         cli::Command::Install(a) => install::run_install(a),
         cli::Command::Uninstall(a) => install::run_uninstall(a),
+        cli::Command::Reconcile(a) => reconcile::run(a),
+        cli::Command::Seed(a) => seed::run(a),
+        cli::Command::Review(a) => review::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,7 +19,8 @@ use chrono::{DateTime, Utc};
 use rollgraph_engine::Config;
 use rollgraph_engine::probe::{HeuristicProbe, Probe};
 use rollgraph_engine::session::Session;
-use rollgraph_engine::store::{Home, StoreError};
+use rollgraph_engine::lifecycle::{self, ReconcileReason};
+use rollgraph_engine::store::Home;
 use rollgraph_engine::transcript::{self, Turn};
 
 use crate::daemon::Request;
@@ -100,7 +101,7 @@ fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) 
             }
             if open.as_ref().is_some_and(|s| lifecycle::checkpoint_due(s, config)) {
                 drop(open.take());
-                if let Err(e) = lifecycle::reconcile(home, config, session_id, "checkpoint", line.ts) {
+                if let Err(e) = reconcile(home, config, session_id, ReconcileReason::Checkpoint, line.ts) {
                     tracing::warn!("session {session_id}: checkpoint: {e:#}");
                 }
             }
@@ -134,10 +135,35 @@ fn kind(job: &Job) -> &'static str {
 /// reconciliation, done by the lifecycle with the session closed.
 fn lifecycle_job(home: &Home, config: &Config, line: &JobLine) -> Result<()> {
     match &line.job {
-        Job::Start { .. } => lifecycle::session_start(home, config, &line.session, line.cwd.as_deref(), line.ts),
-        Job::Reconcile { reason } => lifecycle::reconcile(home, config, &line.session, reason, line.ts),
-        _ => Ok(()),
+        Job::Start { .. } => {
+            let r = lifecycle::session_start(home, config, &line.session, line.cwd.as_deref(), line.ts)?;
+            tracing::info!(
+                "session {} started: {} crashed session(s) recovered, {} node(s) seeded, {} anchor(s)",
+                line.session,
+                r.recovered.len(),
+                r.seeded_nodes,
+                r.seeded_anchors
+            );
+            for w in r.warnings {
+                tracing::warn!("session {}: {w}", line.session);
+            }
+        }
+        Job::Reconcile { reason } => {
+            let reason = match reason.as_str() {
+                "session_end" => ReconcileReason::SessionEnd,
+                _ => ReconcileReason::Compaction,
+            };
+            reconcile(home, config, &line.session, reason, line.ts)?;
+        }
+        _ => {}
     }
+    Ok(())
+}
+
+fn reconcile(home: &Home, config: &Config, session: &str, reason: ReconcileReason, now: DateTime<Utc>) -> Result<()> {
+    let r = lifecycle::reconcile_session(home, config, session, reason, now)?;
+    tracing::info!("session {session}: reconciled ({}): {r:?}", reason.as_str());
+    Ok(())
 }
 
 /// Applies one job to an open session.
@@ -264,45 +290,5 @@ pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde
             let q = query::query_direct(home, config, &session, &text, limit, now, Duration::from_secs(3))?;
             Ok(serde_json::to_value(q)?)
         }
-    }
-}
-
-/// Session start and reconciliation.
-///
-/// These are the lifecycle entry points the daemon calls with the session
-/// closed; until the warm store lands they keep the hot session consistent
-/// (a snapshot covering the journal, the ended flag) and nothing more.
-pub mod lifecycle {
-    use super::*;
-
-    /// SessionStart (startup): recover unfinished sessions, seed from warm.
-    pub fn session_start(home: &Home, config: &Config, session_id: &str, cwd: Option<&str>, _now: DateTime<Utc>) -> Result<()> {
-        let mut s = Session::open_with_timeout(home, session_id, config.clone(), Duration::from_secs(2))?;
-        if s.state.cwd.is_none() {
-            s.state.cwd = cwd.map(str::to_owned);
-        }
-        s.save_state()?;
-        Ok(())
-    }
-
-    /// PreCompact / SessionEnd / checkpoint: fold the journal into a snapshot.
-    pub fn reconcile(home: &Home, config: &Config, session_id: &str, reason: &str, _now: DateTime<Utc>) -> Result<()> {
-        let mut s = match Session::open_with_timeout(home, session_id, config.clone(), Duration::from_secs(2)) {
-            Ok(s) => s,
-            Err(StoreError::BadSessionId(id)) => anyhow::bail!("bad session id {id}"),
-            Err(e) => return Err(e.into()),
-        };
-        s.snapshot()?;
-        s.state.unreconciled = 0;
-        if reason == "session_end" {
-            s.state.ended = true;
-        }
-        s.save_state()?;
-        Ok(())
-    }
-
-    /// Whether enough unreconciled probes piled up for a checkpoint.
-    pub fn checkpoint_due(s: &Session, config: &Config) -> bool {
-        s.state.unreconciled >= config.reconcile.checkpoint_every.max(1)
     }
 }

@@ -23,9 +23,13 @@ use rollgraph_engine::transcript::Turn;
 /// The pinned clock.
 pub const NOW: &str = "2026-11-02T10:00:00Z";
 
-/// The real binary.
-pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_rollgraph")
+/// The real binary. `ROLLGRAPH_TEST_BIN` overrides it: worktrees that share
+/// one cargo target directory overwrite each other's `rollgraph`, so a
+/// developer can test a private copy of their own build.
+pub fn bin() -> std::ffi::OsString {
+    std::env::var_os("ROLLGRAPH_TEST_BIN")
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_rollgraph").into())
 }
 
 /// Snapshot into the top-level `snapshots/hook`.
@@ -105,7 +109,7 @@ impl TestEnv {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("spawn {}: {e}", bin()));
+            .unwrap_or_else(|e| panic!("spawn {:?}: {e}", bin()));
         if let Some(mut i) = child.stdin.take() {
             // A hook may exit without reading everything: not an error here.
             let _ = i.write_all(stdin);

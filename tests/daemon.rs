@@ -85,6 +85,21 @@ fn a_whole_session_probe_results_arrive_in_later_injections() {
         }
     }
 
+    // The next session in this project starts from the warm graph: its very
+    // first prompt already knows where the work stood.
+    let next = |event: &str, extra: serde_json::Value| {
+        let mut v = json!({"session_id": "next-session", "transcript_path": null, "cwd": env.project, "hook_event_name": event});
+        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        serde_json::to_vec(&v).unwrap_or_default()
+    };
+    assert_eq!(env.hook(&next("SessionStart", json!({"source": "startup"}))), (String::new(), 0));
+    env.wait_for_daemon();
+    let (out, code) = env.hook(&next("UserPromptSubmit", json!({"prompt": "where were we?"})));
+    assert_eq!(code, 0);
+    assert!(context(&out).contains("Ledgerline"), "the new session was not seeded from the warm graph:\n{out}");
+
     // The daemon idles out (2 s in tests) and leaves no process behind.
     wait_until("the daemon to exit", || !env.socket().exists() && !env.state.join("daemon.pid").exists());
     wait_until("no process left", || processes_using(&env.state).is_empty());

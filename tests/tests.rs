@@ -1,4 +1,4 @@
-//! The integration test binary: one module per area, sharing `common`.
+//! Integration tests of the rollgraph binary and engine, one module per area.
 
 // Hermetic environment and helpers for running the real binary.
 mod common;
@@ -10,3 +10,5 @@ mod hook;
 mod install;
 // `rollgraph mcp` over stdio: initialize, tools/list, tools/call.
 mod mcp;
+// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
+mod warm;

@@ -1,0 +1,163 @@
+//! `rollgraph reconcile`: merge hot sessions into the warm graph now.
+//!
+//! Without flags it reconciles the most recent session (or `--session`);
+//! `--crashed` reconciles every session that never ended and was never
+//! reconciled; `--transcript FILE` is the post-session catcher: it replays a
+//! transcript through gate → probe into a session (when that session left
+//! no journal) and reconciles it.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::Serialize;
+
+use rollgraph_engine::clock;
+use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport};
+use rollgraph_engine::probe::HeuristicProbe;
+use rollgraph_engine::session::{Origin, Session};
+use rollgraph_engine::transcript;
+
+use crate::common::{home_and_config, out, out_json, pick_session};
+
+/// Arguments of `rollgraph reconcile`.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The session to reconcile (default: the most recent, preferring this directory's).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Replay this Claude Code transcript into the session first (for a session that left no journal).
+    #[arg(long)]
+    pub transcript: Option<PathBuf>,
+    /// The project directory of a replayed transcript (default: the transcript's own cwd).
+    #[arg(long, requires = "transcript")]
+    pub project: Option<PathBuf>,
+    /// Reconcile every crashed session (never ended, never reconciled, not in use).
+    #[arg(long, conflicts_with_all = ["session", "transcript"])]
+    pub crashed: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One reconciled session in the output.
+#[derive(Debug, Serialize)]
+struct Done {
+    session: String,
+    reason: ReconcileReason,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replayed_turns: Option<u64>,
+    #[serde(flatten)]
+    report: ReconcileReport,
+}
+
+/// Runs `rollgraph reconcile`.
+pub fn run(args: ReconcileArgs) -> Result<()> {
+    let (home, config) = home_and_config()?;
+    let now = clock::now();
+    let mut done = Vec::new();
+    if args.crashed {
+        for id in lifecycle::crashed_sessions(&home, None, "") {
+            let report =
+                lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Crash, now)?;
+            done.push(Done {
+                session: id,
+                reason: ReconcileReason::Crash,
+                replayed_turns: None,
+                report,
+            });
+        }
+    } else if let Some(path) = &args.transcript {
+        let t = transcript::read_claude(path)?;
+        let turns = t.turns().count();
+        for w in &t.warnings {
+            eprintln!("warning: {}: {w}", path.display());
+        }
+        if turns == 0 {
+            bail!(
+                "{} has no Claude Code turns ({} lines skipped, {} broken): is it a transcript from another host? Nothing was written.",
+                path.display(),
+                t.skipped,
+                t.warnings.len()
+            );
+        }
+        let id = args
+            .session
+            .clone()
+            .or_else(|| t.session_id.clone())
+            .or_else(|| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
+            .context("no session id in the transcript: pass --session")?;
+        let mut replayed = None;
+        {
+            let mut session = Session::open(&home, &id, config.clone())?;
+            if session.graph.is_empty() && session.state.probe_seq == 0 {
+                // No journal: rebuild the hot graph from the transcript.
+                session.state.origin = Origin::Replay;
+                session.state.cwd = args
+                    .project
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .or_else(|| t.cwd.clone());
+                session.state.transcript = Some(path.display().to_string());
+                let mut probe = HeuristicProbe::new(config.probe.clone());
+                crate::replay::drive(&mut session, &t, &mut probe, false, false)?;
+                replayed = Some(session.state.stats.turns);
+            } else {
+                eprintln!(
+                    "session {id} has a journal; reconciling it as it is (the transcript was not replayed)"
+                );
+            }
+        }
+        let report =
+            lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Transcript, now)?;
+        done.push(Done {
+            session: id,
+            reason: ReconcileReason::Transcript,
+            replayed_turns: replayed,
+            report,
+        });
+    } else {
+        let id = pick_session(&home, args.session.as_deref())?;
+        let report =
+            lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Checkpoint, now)?;
+        done.push(Done {
+            session: id,
+            reason: ReconcileReason::Checkpoint,
+            replayed_turns: None,
+            report,
+        });
+    }
+    if args.json {
+        return out_json(&done);
+    }
+    if done.is_empty() {
+        return out("no crashed sessions to reconcile");
+    }
+    let mut s = String::new();
+    for d in &done {
+        let r = &d.report;
+        if let Some(n) = d.replayed_turns {
+            s.push_str(&format!("replayed {n} turns into session {}\n", d.session));
+        }
+        s.push_str(&format!(
+            "reconciled {} ({}) into {}: {} merged, {} aliased, {} added, {} updated; {} ambiguous ({} kept apart as related); {} new edges ({} supersedes); {} graduations and {} archive reviews queued\n",
+            d.session,
+            d.reason.as_str(),
+            r.stores.join(" + "),
+            r.merged,
+            r.aliased,
+            r.added,
+            r.updated,
+            r.ambiguous,
+            r.related,
+            r.edges_added,
+            r.superseded,
+            r.graduations_flagged,
+            r.archive_flagged
+        ));
+        for w in &r.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+    }
+    out(s.trim_end())
+}
