@@ -216,6 +216,8 @@ pub struct Batch {
     pub jobs: Vec<(JobLine, u64)>,
     /// Lines that were not valid jobs (skipped), described.
     pub skipped: Vec<String>,
+    /// Offset the batch started at.
+    pub start: u64,
     /// Offset after the whole batch (including skipped lines).
     pub end: u64,
 }
@@ -236,6 +238,7 @@ pub fn take(home: &Home, session: &str, max: usize) -> Result<Batch> {
         start = 0;
     }
     let mut batch = Batch {
+        start,
         end: start,
         ..Batch::default()
     };

@@ -40,6 +40,7 @@ pub fn make_probe(config: &Config, _home: &Home) -> Box<dyn Probe + Send> {
 pub fn drain(home: &Home, config: &Config) -> usize {
     let mut total = 0;
     for session in spool::sessions(home) {
+        let mut moved = false;
         loop {
             let batch = match spool::take(home, &session, spool::BATCH_MAX) {
                 Ok(b) => b,
@@ -52,11 +53,15 @@ pub fn drain(home: &Home, config: &Config) -> usize {
                 tracing::warn!("spool of {session}: {s}");
             }
             if batch.jobs.is_empty() {
-                if batch.end > 0 {
-                    let _ = spool::commit(home, &session, batch.end);
+                if batch.end > batch.start {
+                    moved = true;
+                    if let Err(e) = spool::commit(home, &session, batch.end) {
+                        tracing::warn!("spool of {session}: {e:#}");
+                    }
                 }
                 break;
             }
+            moved = true;
             let n = batch.jobs.len();
             match process(home, config, &session, batch) {
                 Ok(done) => total += done,
@@ -70,8 +75,10 @@ pub fn drain(home: &Home, config: &Config) -> usize {
                 break;
             }
         }
-        if let Err(e) = spool::compact(home, &session) {
-            tracing::warn!("compacting the spool of {session}: {e:#}");
+        if moved {
+            if let Err(e) = spool::compact(home, &session) {
+                tracing::warn!("compacting the spool of {session}: {e:#}");
+            }
         }
     }
     total
@@ -162,7 +169,18 @@ fn lifecycle_job(home: &Home, config: &Config, line: &JobLine) -> Result<()> {
 
 fn reconcile(home: &Home, config: &Config, session: &str, reason: ReconcileReason, now: DateTime<Utc>) -> Result<()> {
     let r = lifecycle::reconcile_session(home, config, session, reason, now)?;
-    tracing::info!("session {session}: reconciled ({}): {r:?}", reason.as_str());
+    tracing::info!(
+        "session {session}: reconciled ({}) into {}: {} added, {} merged, {} aliased, {} edges added",
+        reason.as_str(),
+        r.stores.join(", "),
+        r.added,
+        r.merged,
+        r.aliased,
+        r.edges_added
+    );
+    for w in r.warnings {
+        tracing::warn!("session {session}: {w}");
+    }
     Ok(())
 }
 

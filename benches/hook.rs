@@ -1,0 +1,256 @@
+//! `cargo bench --bench hook`: `rollgraph hook claude` on UserPromptSubmit,
+//! timed as a whole process, against a do-nothing Rust binary timed the
+//! same way.
+//!
+//! Setup: a 5,000-node synthetic session on disk (snapshot, render.json,
+//! terms.txt, state.json), written through the real `Session`. A stand-in
+//! daemon (a socket that accepts and drops connections) listens, so the
+//! measured path includes the poke but not the daemon's probe work competing
+//! for the CPU. Each run spawns the process, writes the payload to its
+//! stdin, and waits for it to exit. Also measured in-process: the first
+//! redaction (which compiles the regexes), later redactions, and one
+//! `gate::decide` against the 5,000 nodes' names.
+//!
+//! Options (environment): `HOOK_BENCH_RUNS` (default 300), `HOOK_BENCH_NODES`
+//! (default 5000), `HOOK_BENCH_KEEP=1` keeps the temp directory (with the
+//! session and `payload.json`) for profiling.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::os::unix::net::UnixListener;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rollgraph_engine::gate::{self, GateInput, GateState};
+use rollgraph_engine::session::Session;
+use rollgraph_engine::store::Home;
+use rollgraph_engine::{Config, clock, redact, synth};
+
+const PROMPT: &str = "Switch the dunning retry schedule to use Bento instead of Resend, and ask Priya Raman to review src/billing/dunning.rs before Friday.";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1_000.0
+}
+
+/// Spawns `cmd` `runs` times with `stdin`, returning sorted wall times.
+fn time_process(mut make: impl FnMut() -> Command, stdin: &[u8], runs: usize) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..runs + 10 {
+        let start = Instant::now();
+        let mut child = match make().stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("spawn failed: {e}");
+                std::process::exit(1);
+            }
+        };
+        if let Some(mut i) = child.stdin.take() {
+            let _ = i.write_all(stdin);
+        }
+        let _ = child.wait();
+        // The first ten warm the page cache.
+        if i >= 10 {
+            times.push(start.elapsed());
+        }
+    }
+    times.sort();
+    times
+}
+
+fn main() {
+    let runs = env_usize("HOOK_BENCH_RUNS", 300);
+    let nodes = env_usize("HOOK_BENCH_NODES", 5_000);
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tempdir: {e}");
+            std::process::exit(1);
+        }
+    };
+    let state = dir.path().join("state");
+    let home = Home::at(&state);
+    let now = clock::parse_time("2026-11-02T10:00:00Z").unwrap_or_default();
+
+    // A 5,000-node session on disk, written by the real Session.
+    let session = "bench-session";
+    {
+        let mut s = match Session::open(&home, session, Config::default()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("session: {e}");
+                std::process::exit(1);
+            }
+        };
+        s.state.cwd = Some(dir.path().display().to_string());
+        let g = synth::graph(nodes, 42, now);
+        if let Err(e) = s.reset(g.to_doc(), now) {
+            eprintln!("reset: {e}");
+            std::process::exit(1);
+        }
+        let _ = s.save_state();
+    }
+    let sdir = state.join("sessions").join(session);
+    let size = |f: &str| std::fs::metadata(sdir.join(f)).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "session on disk: {nodes} nodes; snapshot.json {} KiB, render.json {} KiB, terms.txt {} KiB",
+        size("snapshot.json") / 1024,
+        size("render.json") / 1024,
+        size("terms.txt") / 1024
+    );
+
+    // A stand-in daemon: accepts and drops pokes.
+    let listener = match UnixListener::bind(state.join("daemon.sock")) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("socket: {e}");
+            std::process::exit(1);
+        }
+    };
+    std::thread::spawn(move || {
+        for c in listener.incoming() {
+            drop(c);
+        }
+    });
+
+    let payload = serde_json::json!({
+        "session_id": session,
+        "transcript_path": dir.path().join("transcript.jsonl"),
+        "cwd": dir.path(),
+        "hook_event_name": "UserPromptSubmit",
+        "permission_mode": "default",
+        "prompt": PROMPT,
+    })
+    .to_string();
+
+    let _ = std::fs::write(dir.path().join("payload.json"), &payload);
+
+    // Check the hook really injects before timing it.
+    // A private copy: worktrees sharing a target directory overwrite each
+    // other's binary, and the check below must see the one that is timed.
+    let bin = dir.path().join("rollgraph");
+    if let Err(e) = std::fs::copy(env!("CARGO_BIN_EXE_rollgraph"), &bin) {
+        eprintln!("copying the binary: {e}");
+        std::process::exit(1);
+    }
+    let hook = || {
+        let mut c = Command::new(&bin);
+        c.args(["hook", "claude"]).env_clear().env("ROLLGRAPH_HOME", &state).env("HOME", dir.path());
+        c
+    };
+    let check = hook()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            if let Some(mut i) = c.stdin.take() {
+                let _ = i.write_all(payload.as_bytes());
+            }
+            c.wait_with_output()
+        });
+    match check {
+        Ok(o) if String::from_utf8_lossy(&o.stdout).contains("additionalContext") => {}
+        other => {
+            eprintln!("the hook did not inject: {other:?}");
+            std::process::exit(1);
+        }
+    }
+
+    // A do-nothing Rust binary, built the same way (optimised).
+    let noop_src = dir.path().join("noop.rs");
+    let noop = dir.path().join("noop");
+    let built = std::fs::write(&noop_src, "fn main() {}\n").is_ok()
+        && Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+            .args(["-O", "-o"])
+            .arg(&noop)
+            .arg(&noop_src)
+            .status()
+            .is_ok_and(|s| s.success());
+
+    let hook_times = time_process(hook, payload.as_bytes(), runs);
+    let noop_times = if built {
+        time_process(
+            || {
+                let mut c = Command::new(&noop);
+                c.env_clear();
+                c
+            },
+            payload.as_bytes(),
+            runs,
+        )
+    } else {
+        eprintln!("could not build the do-nothing binary with rustc; ratio omitted");
+        Vec::new()
+    };
+
+    // In-process costs of the two things the hook computes.
+    let t = Instant::now();
+    let first = redact::redact_owned(PROMPT);
+    let redact_first = t.elapsed();
+    let t = Instant::now();
+    for _ in 0..100 {
+        let _ = redact::redact_owned(PROMPT);
+    }
+    let redact_later = t.elapsed() / 100;
+    let terms = std::fs::read_to_string(sdir.join("terms.txt")).unwrap_or_default();
+    let t = Instant::now();
+    let known: HashSet<String> = terms.lines().filter(|l| !l.is_empty()).map(str::to_owned).collect();
+    let known_build = t.elapsed();
+    let t = Instant::now();
+    let mut decisions = 0;
+    for _ in 0..100 {
+        let mut st = GateState::default();
+        let d = gate::decide(
+            &mut st,
+            &GateInput {
+                prompt: &first,
+                previous_reply: "",
+            },
+            &known,
+            &Config::default().gate,
+        );
+        decisions += usize::from(d.fire);
+    }
+    let gate_time = t.elapsed() / 100;
+
+    println!();
+    println!("| process ({} runs each)                 |    p50 ms |    p99 ms |   mean ms |", hook_times.len());
+    println!("|----------------------------------------|-----------|-----------|-----------|");
+    let row = |name: &str, t: &[Duration]| {
+        if t.is_empty() {
+            return;
+        }
+        let mean = t.iter().sum::<Duration>() / t.len() as u32;
+        println!("| {name:<38} | {:>9.3} | {:>9.3} | {:>9.3} |", ms(percentile(t, 0.5)), ms(percentile(t, 0.99)), ms(mean));
+    };
+    row("rollgraph hook claude (UserPromptSubmit)", &hook_times);
+    row("do-nothing Rust binary", &noop_times);
+    if !noop_times.is_empty() {
+        println!(
+            "ratio hook / do-nothing: p50 {:.2}×, p99 {:.2}×",
+            ms(percentile(&hook_times, 0.5)) / ms(percentile(&noop_times, 0.5)),
+            ms(percentile(&hook_times, 0.99)) / ms(percentile(&noop_times, 0.99))
+        );
+    }
+    println!("targets: p50 ≤ 3 ms, p99 ≤ 10 ms");
+    println!();
+    println!("in-process, same prompt, {} known names:", known.len());
+    println!("  first redaction (compiles the regexes): {:>8.3} ms", ms(redact_first));
+    println!("  later redactions:                       {:>8.3} ms", ms(redact_later));
+    println!("  known-name set from terms.txt:          {:>8.3} ms", ms(known_build));
+    println!("  gate::decide:                           {:>8.3} ms (fired {decisions}/100)", ms(gate_time));
+    if std::env::var_os("HOOK_BENCH_KEEP").is_some() {
+        println!("kept {}", dir.keep().display());
+    }
+}
