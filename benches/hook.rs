@@ -11,11 +11,14 @@
 //! redaction (which compiles the regexes), later redactions, and one
 //! `gate::decide` against the 5,000 nodes' names.
 //!
+//! Besides wall time it reports each process's CPU time (user + system,
+//! from `getrusage(RUSAGE_CHILDREN)`), which on a loaded machine shows how
+//! much of the wall time is waiting for a CPU rather than work.
+//!
 //! Options (environment): `HOOK_BENCH_RUNS` (default 300), `HOOK_BENCH_NODES`
 //! (default 5000), `HOOK_BENCH_KEEP=1` keeps the temp directory (with the
 //! session and `payload.json`) for profiling.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
@@ -44,10 +47,28 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
 }
 
-/// Spawns `cmd` `runs` times with `stdin`, returning sorted wall times.
-fn time_process(mut make: impl FnMut() -> Command, stdin: &[u8], runs: usize) -> Vec<Duration> {
+/// CPU time (user + system) of all reaped children so far.
+#[allow(unsafe_code)]
+fn children_cpu() -> Duration {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage only writes the struct we pass; it is zero-initialised
+    // and read only after the call succeeds.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr()) } == 0;
+    if !ok {
+        return Duration::ZERO;
+    }
+    // SAFETY: initialised by the successful call above (and zeroed before).
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1_000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Spawns `cmd` `runs` times with `stdin`, returning sorted wall and CPU times.
+fn time_process(mut make: impl FnMut() -> Command, stdin: &[u8], runs: usize) -> (Vec<Duration>, Vec<Duration>) {
     let mut times = Vec::with_capacity(runs);
+    let mut cpu = Vec::with_capacity(runs);
     for i in 0..runs + 10 {
+        let cpu0 = children_cpu();
         let start = Instant::now();
         let mut child = match make().stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn() {
             Ok(c) => c,
@@ -60,13 +81,16 @@ fn time_process(mut make: impl FnMut() -> Command, stdin: &[u8], runs: usize) ->
             let _ = i.write_all(stdin);
         }
         let _ = child.wait();
+        let wall = start.elapsed();
         // The first ten warm the page cache.
         if i >= 10 {
-            times.push(start.elapsed());
+            times.push(wall);
+            cpu.push(children_cpu().saturating_sub(cpu0));
         }
     }
     times.sort();
-    times
+    cpu.sort();
+    (times, cpu)
 }
 
 fn main() {
@@ -178,8 +202,8 @@ fn main() {
             .status()
             .is_ok_and(|s| s.success());
 
-    let hook_times = time_process(hook, payload.as_bytes(), runs);
-    let noop_times = if built {
+    let (hook_times, hook_cpu) = time_process(hook, payload.as_bytes(), runs);
+    let (noop_times, noop_cpu) = if built {
         time_process(
             || {
                 let mut c = Command::new(&noop);
@@ -191,7 +215,7 @@ fn main() {
         )
     } else {
         eprintln!("could not build the do-nothing binary with rustc; ratio omitted");
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
 
     // In-process costs of the two things the hook computes.
@@ -205,7 +229,7 @@ fn main() {
     let redact_later = t.elapsed() / 100;
     let terms = std::fs::read_to_string(sdir.join("terms.txt")).unwrap_or_default();
     let t = Instant::now();
-    let known: HashSet<String> = terms.lines().filter(|l| !l.is_empty()).map(str::to_owned).collect();
+    let known = gate::SortedNames::from_lines(&terms);
     let known_build = t.elapsed();
     let t = Instant::now();
     let mut decisions = 0;
@@ -225,30 +249,39 @@ fn main() {
     let gate_time = t.elapsed() / 100;
 
     println!();
-    println!("| process ({} runs each)                 |    p50 ms |    p99 ms |   mean ms |", hook_times.len());
-    println!("|----------------------------------------|-----------|-----------|-----------|");
+    println!("| process ({} runs each)                   |    p50 ms |    p99 ms |   mean ms |", hook_times.len());
+    println!("|------------------------------------------|-----------|-----------|-----------|");
     let row = |name: &str, t: &[Duration]| {
         if t.is_empty() {
             return;
         }
         let mean = t.iter().sum::<Duration>() / t.len() as u32;
-        println!("| {name:<38} | {:>9.3} | {:>9.3} | {:>9.3} |", ms(percentile(t, 0.5)), ms(percentile(t, 0.99)), ms(mean));
+        println!("| {name:<40} | {:>9.3} | {:>9.3} | {:>9.3} |", ms(percentile(t, 0.5)), ms(percentile(t, 0.99)), ms(mean));
     };
     row("rollgraph hook claude (UserPromptSubmit)", &hook_times);
     row("do-nothing Rust binary", &noop_times);
+    row("  CPU time: rollgraph hook claude", &hook_cpu);
+    row("  CPU time: do-nothing Rust binary", &noop_cpu);
     if !noop_times.is_empty() {
         println!(
-            "ratio hook / do-nothing: p50 {:.2}×, p99 {:.2}×",
+            "ratio hook / do-nothing (wall): p50 {:.2}×, p99 {:.2}×",
             ms(percentile(&hook_times, 0.5)) / ms(percentile(&noop_times, 0.5)),
             ms(percentile(&hook_times, 0.99)) / ms(percentile(&noop_times, 0.99))
         );
+        println!(
+            "ratio hook / do-nothing (CPU):  p50 {:.2}×, p99 {:.2}×",
+            ms(percentile(&hook_cpu, 0.5)) / ms(percentile(&noop_cpu, 0.5)).max(1e-6),
+            ms(percentile(&hook_cpu, 0.99)) / ms(percentile(&noop_cpu, 0.99)).max(1e-6)
+        );
     }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average during the run: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     println!("targets: p50 ≤ 3 ms, p99 ≤ 10 ms");
     println!();
     println!("in-process, same prompt, {} known names:", known.len());
     println!("  first redaction (compiles the regexes): {:>8.3} ms", ms(redact_first));
     println!("  later redactions:                       {:>8.3} ms", ms(redact_later));
-    println!("  known-name set from terms.txt:          {:>8.3} ms", ms(known_build));
+    println!("  known names from terms.txt (no copies):{:>8.3} ms", ms(known_build));
     println!("  gate::decide:                           {:>8.3} ms (fired {decisions}/100)", ms(gate_time));
     if std::env::var_os("HOOK_BENCH_KEEP").is_some() {
         println!("kept {}", dir.keep().display());

@@ -18,12 +18,11 @@
 //! `ROLLGRAPH_DISABLE=1` or a `.rollgraph-off` file in the project root turns
 //! it off.
 
-use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use rollgraph_engine::gate::{self, GateDecision, GateInput, GateState};
+use rollgraph_engine::gate::{self, GateDecision, GateInput, GateState, SortedNames};
 use rollgraph_engine::session::StoredRender;
 use rollgraph_engine::store::{Home, valid_session_id};
 use rollgraph_engine::{clock, redact};
@@ -342,12 +341,13 @@ fn inject(home: &Home, session: &str, event_name: &str) -> Result<usize> {
 /// with the hook's own gate state.
 fn inline_gate(home: &Home, session: &str, prompt: &str) -> Result<GateDecision> {
     let dir = home.session_dir(session)?;
-    let known: HashSet<String> = match std::fs::read_to_string(dir.join("terms.txt")) {
-        // terms.txt is already normalised, one name a line.
-        Ok(text) => text.lines().filter(|l| !l.is_empty()).map(str::to_owned).collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashSet::new(),
+    // terms.txt: the session's known names, normalised and sorted, one a line.
+    let terms = match std::fs::read_to_string(dir.join("terms.txt")) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e).context("reading terms.txt"),
     };
+    let known = SortedNames::from_lines(&terms);
     let mut hg = read_hook_gate(home, session);
     let cfg = rollgraph_engine::config::GateConfig::default();
     let decision = gate::decide(

@@ -41,7 +41,7 @@ pub const BATCH_MAX: usize = 256;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Job {
-    /// SessionStart: make sure the session exists; on `startup`, recover
+    /// SessionStart: make sure the session exists; unless `compact`, recover
     /// unfinished sessions and seed from the warm graph.
     Start {
         /// startup | resume | clear | compact.

@@ -89,7 +89,9 @@ fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) 
     let mut open: Option<Session> = None;
     let mut done = 0;
     for (line, offset) in batch.jobs {
-        let lifecycle = matches!(&line.job, Job::Reconcile { .. }) || matches!(&line.job, Job::Start { source, .. } if source == "startup");
+        // Startup, resume and clear may all begin a new session id (seed it,
+        // recover crashed ones); compact continues the same session.
+        let lifecycle = matches!(&line.job, Job::Reconcile { .. }) || matches!(&line.job, Job::Start { source, .. } if source != "compact");
         if lifecycle {
             // The lifecycle opens and closes the session itself.
             drop(open.take());
@@ -138,7 +140,7 @@ fn kind(job: &Job) -> &'static str {
     }
 }
 
-/// SessionStart (startup), PreCompact and SessionEnd: recovery, seeding and
+/// SessionStart (all but compact), PreCompact and SessionEnd: recovery, seeding and
 /// reconciliation, done by the lifecycle with the session closed.
 fn lifecycle_job(home: &Home, config: &Config, line: &JobLine) -> Result<()> {
     match &line.job {
