@@ -1,1 +1,14 @@
+//! The integration test binary: every module runs the real `rollgraph`
+//! binary or the engine's public API in a hermetic environment.
 
+/// Shared helpers: a hermetic environment per test, the snapshot macro.
+mod common;
+
+/// Replay of the example session: renders snapshotted at several points, the probe rate.
+mod replay;
+/// Random valid patches keep the graph consistent; random invalid ones change nothing.
+mod props;
+/// A replay killed at random points reloads with every acknowledged probe.
+mod crash;
+/// Bad input on the CLI: broken transcripts, missing files, unwritable state.
+mod bad_input;
