@@ -6,7 +6,7 @@ use std::process::Stdio;
 use rollgraph_engine::transcript;
 use serde_json::json;
 
-use crate::common::{TestEnv, alive, processes_using, wait_until};
+use crate::hookenv::{TestEnv, alive, processes_using, wait_until};
 
 const SESSION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/session.jsonl");
 

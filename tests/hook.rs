@@ -4,7 +4,7 @@ use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::common::{TestEnv, spool_drained, wait_until};
+use crate::hookenv::{TestEnv, spool_drained, wait_until};
 use crate::snap;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/events");

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::TestEnv;
+use crate::hookenv::TestEnv;
 
 fn read(path: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap_or_default()).unwrap_or(Value::Null)

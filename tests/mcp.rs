@@ -5,7 +5,7 @@ use std::process::{ChildStdin, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::TestEnv;
+use crate::hookenv::TestEnv;
 
 fn send(stdin: &mut ChildStdin, v: &Value) {
     let mut line = serde_json::to_string(v).unwrap_or_default();

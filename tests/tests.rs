@@ -1,14 +1,26 @@
-//! Integration tests of the rollgraph binary and engine, one module per area.
+//! The integration test binary: every module runs the real `rollgraph`
+//! binary or the engine's public API in a hermetic environment.
 
-// Hermetic environment and helpers for running the real binary.
+/// Shared helpers: a hermetic environment per test, the snapshot macro.
 mod common;
-// The daemon: a whole session of hook calls, single instance, idle exit.
+/// A hermetic environment for hook, daemon, MCP and install tests (project dir, daemon helpers).
+mod hookenv;
+
+/// Replay of the example session: renders snapshotted at several points, the probe rate.
+mod replay;
+/// Random valid patches keep the graph consistent; random invalid ones change nothing.
+mod props;
+/// A replay killed at random points reloads with every acknowledged probe.
+mod crash;
+/// Bad input on the CLI: broken transcripts, missing files, unwritable state.
+mod bad_input;
+/// The daemon: a whole session of hook calls, single instance, idle exit.
 mod daemon;
-// `rollgraph hook claude`: every event and every bad input, as a process.
+/// `rollgraph hook claude`: every event and every bad input, as a process.
 mod hook;
-// `rollgraph install claude` / `uninstall claude` on a temp HOME.
+/// `rollgraph install claude` / `uninstall claude` on a temp HOME.
 mod install;
-// `rollgraph mcp` over stdio: initialize, tools/list, tools/call.
+/// `rollgraph mcp` over stdio: initialize, tools/list, tools/call.
 mod mcp;
-// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
+/// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;

@@ -440,7 +440,7 @@ pub fn append_once(path: &Path, text: &str, marker: &str) -> Result<bool, StoreE
             return Err(StoreError::Io {
                 action: "read",
                 path: path.to_owned(),
-                source,
+                error: source,
             });
         }
     };

@@ -435,7 +435,8 @@ fn check_unit(x: f64) -> bool {
     x.is_finite() && (0.0..=1.0).contains(&x)
 }
 
-fn validate_node(key: &str, n: &Node) -> Result<(), GraphError> {
+/// Checks one node of a document against its key and the field limits.
+pub fn check_node(key: &str, n: &Node) -> Result<(), GraphError> {
     if key != n.id.as_str() || NodeId::parse(key).is_none() {
         return Err(GraphError::BadNodeKey {
             key: key.to_owned(),
@@ -472,6 +473,26 @@ fn validate_node(key: &str, n: &Node) -> Result<(), GraphError> {
     Ok(())
 }
 
+/// Checks one edge of a document against its key and the field limits.
+pub fn check_edge(key: &str, edge: &Edge) -> Result<(), GraphError> {
+    if key != edge.key() {
+        return Err(GraphError::BadEdgeKey { key: key.to_owned() });
+    }
+    if !check_unit(edge.weight) {
+        return Err(GraphError::BadEdge {
+            key: key.to_owned(),
+            reason: format!("weight {} outside 0..1", edge.weight),
+        });
+    }
+    if edge.source == edge.target {
+        return Err(GraphError::BadEdge {
+            key: key.to_owned(),
+            reason: "an edge may not loop back to its own node".into(),
+        });
+    }
+    Ok(())
+}
+
 /// The in-memory graph: a petgraph `StableGraph` plus our id → index map.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
@@ -490,27 +511,13 @@ impl Graph {
     pub fn from_doc(doc: GraphDoc) -> Result<Graph, GraphError> {
         let mut g = Graph::new();
         for (key, node) in doc.nodes {
-            validate_node(&key, &node)?;
+            check_node(&key, &node)?;
             let id = node.id.clone();
             let ix = g.inner.add_node(node);
             g.index.insert(id, ix);
         }
         for (key, edge) in doc.edges {
-            if key != edge.key() {
-                return Err(GraphError::BadEdgeKey { key });
-            }
-            if !check_unit(edge.weight) {
-                return Err(GraphError::BadEdge {
-                    key,
-                    reason: format!("weight {} outside 0..1", edge.weight),
-                });
-            }
-            if edge.source == edge.target {
-                return Err(GraphError::BadEdge {
-                    key,
-                    reason: "an edge may not loop back to its own node".into(),
-                });
-            }
+            check_edge(&key, &edge)?;
             let (Some(&s), Some(&t)) = (g.index.get(&edge.source), g.index.get(&edge.target)) else {
                 let missing = if g.index.contains_key(&edge.source) {
                     edge.target.to_string()
@@ -597,6 +604,17 @@ impl Graph {
         v
     }
 
+    /// All edges in arbitrary (but stable for one process) order.
+    pub fn edges_unordered(&self) -> impl Iterator<Item = &Edge> {
+        self.inner.edge_weights()
+    }
+
+    /// Removes an edge by key.
+    pub fn remove_edge(&mut self, key: &str) -> Option<Edge> {
+        let ex = self.edge_index.remove(key)?;
+        self.inner.remove_edge(ex)
+    }
+
     /// The edge with this key.
     pub fn edge(&self, key: &str) -> Option<&Edge> {
         self.edge_index.get(key).map(|&ex| &self.inner[ex])
@@ -669,6 +687,14 @@ impl Graph {
         v
     }
 
+    /// Neighbours in either direction (unsorted, may repeat), without allocating.
+    pub fn neighbors(&self, id: &NodeId) -> impl Iterator<Item = &Node> {
+        self.index
+            .get(id)
+            .into_iter()
+            .flat_map(move |&ix| self.inner.neighbors_undirected(ix).map(move |n| &self.inner[n]))
+    }
+
     /// The node that supersedes this one, if any (newest first when several).
     pub fn superseded_by(&self, id: &NodeId) -> Option<&Node> {
         let &ix = self.index.get(id)?;
@@ -696,7 +722,11 @@ impl Graph {
 
     /// Whether the node is the source or target of a `supersedes` edge.
     pub fn in_supersedes_chain(&self, id: &NodeId) -> bool {
-        self.edges_of(id).iter().any(|e| e.kind == EdgeKind::Supersedes)
+        let Some(&ix) = self.index.get(id) else { return false };
+        self.inner
+            .edges_directed(ix, petgraph::Direction::Outgoing)
+            .chain(self.inner.edges_directed(ix, petgraph::Direction::Incoming))
+            .any(|e| e.weight().kind == EdgeKind::Supersedes)
     }
 
     /// Undirected hop distance from the nearest focus node, for every node
@@ -726,6 +756,32 @@ impl Graph {
         dist.into_iter()
             .map(|(ix, d)| (self.inner[ix].id.clone(), d))
             .collect()
+    }
+
+    /// Like [`Graph::distances`], borrowing the ids instead of cloning them.
+    pub fn distances_ref(&self, focus: &[NodeId], cap: u32) -> HashMap<&NodeId, u32> {
+        let mut dist: HashMap<NodeIndex, u32> = HashMap::new();
+        let mut queue = VecDeque::new();
+        for id in focus {
+            if let Some(&ix) = self.index.get(id) {
+                if dist.insert(ix, 0).is_none() {
+                    queue.push_back(ix);
+                }
+            }
+        }
+        while let Some(ix) = queue.pop_front() {
+            let d = dist[&ix];
+            if d >= cap {
+                continue;
+            }
+            for n in self.inner.neighbors_undirected(ix) {
+                if let std::collections::hash_map::Entry::Vacant(v) = dist.entry(n) {
+                    v.insert(d + 1);
+                    queue.push_back(n);
+                }
+            }
+        }
+        dist.into_iter().map(|(ix, d)| (&self.inner[ix].id, d)).collect()
     }
 
     /// Finds a node whose label or alias normalises to `name`.

@@ -241,7 +241,7 @@ impl WarmStore {
         fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
             action: "create directory",
             path: dir.clone(),
-            source,
+            error: source,
         })?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
         let mut load = WarmLoad::default();
@@ -367,7 +367,7 @@ impl WarmStore {
                 fs::rename(from, to).map_err(|source| StoreError::Io {
                     action: "rotate",
                     path: from.to_owned(),
-                    source,
+                    error: source,
                 })
             };
             rename(&snap_path, &self.dir.join("snapshot.prev.json"))?;
