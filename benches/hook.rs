@@ -19,6 +19,9 @@
 //! (default 5000), `HOOK_BENCH_KEEP=1` keeps the temp directory (with the
 //! session and `payload.json`) for profiling.
 
+// A benchmark's job is to print its table.
+#![allow(clippy::print_stdout)]
+
 use std::io::Write;
 use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
@@ -32,7 +35,10 @@ use rollgraph_engine::{Config, clock, redact, synth};
 const PROMPT: &str = "Switch the dunning retry schedule to use Bento instead of Resend, and ask Priya Raman to review src/billing/dunning.rs before Friday.";
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -59,18 +65,28 @@ fn children_cpu() -> Duration {
     }
     // SAFETY: initialised by the successful call above (and zeroed before).
     let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1_000);
+    let tv =
+        |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1_000);
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// Spawns `cmd` `runs` times with `stdin`, returning sorted wall and CPU times.
-fn time_process(mut make: impl FnMut() -> Command, stdin: &[u8], runs: usize) -> (Vec<Duration>, Vec<Duration>) {
+fn time_process(
+    mut make: impl FnMut() -> Command,
+    stdin: &[u8],
+    runs: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
     let mut times = Vec::with_capacity(runs);
     let mut cpu = Vec::with_capacity(runs);
     for i in 0..runs + 10 {
         let cpu0 = children_cpu();
         let start = Instant::now();
-        let mut child = match make().stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn() {
+        let mut child = match make()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("spawn failed: {e}");
@@ -126,7 +142,11 @@ fn main() {
         let _ = s.save_state();
     }
     let sdir = state.join("sessions").join(session);
-    let size = |f: &str| std::fs::metadata(sdir.join(f)).map(|m| m.len()).unwrap_or(0);
+    let size = |f: &str| {
+        std::fs::metadata(sdir.join(f))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
     println!(
         "session on disk: {nodes} nodes; snapshot.json {} KiB, render.json {} KiB, terms.txt {} KiB",
         size("snapshot.json") / 1024,
@@ -170,7 +190,10 @@ fn main() {
     }
     let hook = || {
         let mut c = Command::new(&bin);
-        c.args(["hook", "claude"]).env_clear().env("ROLLGRAPH_HOME", &state).env("HOME", dir.path());
+        c.args(["hook", "claude"])
+            .env_clear()
+            .env("ROLLGRAPH_HOME", &state)
+            .env("HOME", dir.path());
         c
     };
     let check = hook()
@@ -249,14 +272,22 @@ fn main() {
     let gate_time = t.elapsed() / 100;
 
     println!();
-    println!("| process ({} runs each)                   |    p50 ms |    p99 ms |   mean ms |", hook_times.len());
+    println!(
+        "| process ({} runs each)                   |    p50 ms |    p99 ms |   mean ms |",
+        hook_times.len()
+    );
     println!("|------------------------------------------|-----------|-----------|-----------|");
     let row = |name: &str, t: &[Duration]| {
         if t.is_empty() {
             return;
         }
         let mean = t.iter().sum::<Duration>() / t.len() as u32;
-        println!("| {name:<40} | {:>9.3} | {:>9.3} | {:>9.3} |", ms(percentile(t, 0.5)), ms(percentile(t, 0.99)), ms(mean));
+        println!(
+            "| {name:<40} | {:>9.3} | {:>9.3} | {:>9.3} |",
+            ms(percentile(t, 0.5)),
+            ms(percentile(t, 0.99)),
+            ms(mean)
+        );
     };
     row("rollgraph hook claude (UserPromptSubmit)", &hook_times);
     row("do-nothing Rust binary", &noop_times);
@@ -275,14 +306,32 @@ fn main() {
         );
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("load average during the run: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    println!(
+        "load average during the run: {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     println!("targets: p50 ≤ 3 ms, p99 ≤ 10 ms");
     println!();
     println!("in-process, same prompt, {} known names:", known.len());
-    println!("  first redaction (compiles the regexes): {:>8.3} ms", ms(redact_first));
-    println!("  later redactions:                       {:>8.3} ms", ms(redact_later));
-    println!("  known names from terms.txt (no copies):{:>8.3} ms", ms(known_build));
-    println!("  gate::decide:                           {:>8.3} ms (fired {decisions}/100)", ms(gate_time));
+    println!(
+        "  first redaction (compiles the regexes): {:>8.3} ms",
+        ms(redact_first)
+    );
+    println!(
+        "  later redactions:                       {:>8.3} ms",
+        ms(redact_later)
+    );
+    println!(
+        "  known names from terms.txt (no copies):{:>8.3} ms",
+        ms(known_build)
+    );
+    println!(
+        "  gate::decide:                           {:>8.3} ms (fired {decisions}/100)",
+        ms(gate_time)
+    );
     if std::env::var_os("HOOK_BENCH_KEEP").is_some() {
         println!("kept {}", dir.keep().display());
     }

@@ -165,7 +165,10 @@ pub fn start(home: &Home) -> Result<()> {
     let mut cmd = Command::new(exe);
     cmd.arg("daemon");
     // Tests (and impatient users) shorten the idle timeout through the env.
-    if let Some(secs) = std::env::var("ROLLGRAPH_DAEMON_IDLE_SECS").ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+    if let Some(secs) = std::env::var("ROLLGRAPH_DAEMON_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
         cmd.arg("--idle-timeout").arg(secs.to_string());
     }
     cmd.env("ROLLGRAPH_HOME", home.root())
@@ -184,7 +187,8 @@ pub fn start(home: &Home) -> Result<()> {
 /// Sends one request line and reads one answer line, within `timeout`.
 pub fn request_line(home: &Home, line: &str, timeout: Duration) -> Result<String> {
     let path = socket_path(home);
-    let s = connect_nonblocking(&path).with_context(|| format!("connecting to {}", path.display()))?;
+    let s =
+        connect_nonblocking(&path).with_context(|| format!("connecting to {}", path.display()))?;
     s.set_nonblocking(false)?;
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(timeout))?;
@@ -192,7 +196,9 @@ pub fn request_line(home: &Home, line: &str, timeout: Duration) -> Result<String
     w.write_all(line.as_bytes())?;
     w.write_all(b"\n")?;
     let mut buf = Vec::new();
-    BufReader::new(&s).take(16 << 20).read_until(b'\n', &mut buf)?;
+    BufReader::new(&s)
+        .take(16 << 20)
+        .read_until(b'\n', &mut buf)?;
     Ok(String::from_utf8_lossy(&buf).trim_end().to_owned())
 }
 
@@ -213,15 +219,22 @@ pub fn reachable(home: &Home) -> bool {
 }
 
 /// Sends a JSON request to the daemon.
-pub fn request(home: &Home, req: &Request, timeout: Duration) -> Result<serde_json::Value, RequestError> {
+pub fn request(
+    home: &Home,
+    req: &Request,
+    timeout: Duration,
+) -> Result<serde_json::Value, RequestError> {
     let line = serde_json::to_string(req).map_err(|e| RequestError::Failed(e.to_string()))?;
-    let answer = request_line(home, &line, timeout).map_err(|e| RequestError::Unreachable(format!("{e:#}")))?;
-    let r: Response =
-        serde_json::from_str(&answer).map_err(|e| RequestError::Unreachable(format!("daemon answered {answer:?}: {e}")))?;
+    let answer = request_line(home, &line, timeout)
+        .map_err(|e| RequestError::Unreachable(format!("{e:#}")))?;
+    let r: Response = serde_json::from_str(&answer)
+        .map_err(|e| RequestError::Unreachable(format!("daemon answered {answer:?}: {e}")))?;
     if r.ok {
         Ok(r.result)
     } else {
-        Err(RequestError::Failed(r.error.unwrap_or_else(|| "daemon request failed".into())))
+        Err(RequestError::Failed(
+            r.error.unwrap_or_else(|| "daemon request failed".into()),
+        ))
     }
 }
 
@@ -230,7 +243,10 @@ pub fn request(home: &Home, req: &Request, timeout: Duration) -> Result<serde_js
 #[allow(unsafe_code)]
 fn close_inherited_fds() {
     let fds: Vec<i32> = match std::fs::read_dir("/proc/self/fd") {
-        Ok(rd) => rd.flatten().filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok())).collect(),
+        Ok(rd) => rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+            .collect(),
         Err(_) => return,
     };
     // The ReadDir above had a descriptor of its own, closed by now: only
@@ -257,7 +273,10 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     let home = Home::from_env();
     let config = rollgraph_engine::Config::load_default(home.root());
-    let limits = config.as_ref().map(LogLimits::from_config).unwrap_or_default();
+    let limits = config
+        .as_ref()
+        .map(LogLimits::from_config)
+        .unwrap_or_default();
     init_log(&home, limits, args.foreground);
     std::panic::set_hook(Box::new(|info| tracing::error!("daemon panicked: {info}")));
     let config = match config {
@@ -267,7 +286,8 @@ pub fn run(args: DaemonArgs) -> Result<()> {
             rollgraph_engine::Config::default()
         }
     };
-    std::fs::create_dir_all(home.root()).with_context(|| format!("creating {}", home.root().display()))?;
+    std::fs::create_dir_all(home.root())
+        .with_context(|| format!("creating {}", home.root().display()))?;
     let _lock = match FileLock::try_acquire(&lock_path(&home)) {
         Ok(l) => l,
         Err(StoreError::Locked(_)) => {
@@ -292,7 +312,10 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         }
         Err(e) => {
             // Keep working from the spools; pokes just won't reach us.
-            tracing::error!("cannot listen on {}: {e}; working from rescans only", sock.display());
+            tracing::error!(
+                "cannot listen on {}: {e}; working from rescans only",
+                sock.display()
+            );
             None
         }
     };
@@ -303,7 +326,12 @@ pub fn run(args: DaemonArgs) -> Result<()> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    let result = rt.block_on(serve(home.clone(), config, listener, Duration::from_secs(args.idle_timeout)));
+    let result = rt.block_on(serve(
+        home.clone(),
+        config,
+        listener,
+        Duration::from_secs(args.idle_timeout),
+    ));
     rt.shutdown_timeout(Duration::from_secs(5));
     // We held the lock the whole time, so the socket and pid files are ours.
     let _ = std::fs::remove_file(&sock);
@@ -316,7 +344,10 @@ fn init_log(home: &Home, limits: LogLimits, foreground: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ROLLGRAPH_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     if foreground {
-        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .try_init();
     } else {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(filter)
@@ -345,7 +376,10 @@ impl Shared {
     }
 
     fn idle_for(&self) -> Duration {
-        self.last_activity.lock().map(|t| t.elapsed()).unwrap_or_default()
+        self.last_activity
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
     }
 
     fn shutdown(&self) {
@@ -377,7 +411,10 @@ async fn serve(
         let shared = shared.clone();
         tokio::spawn(async move {
             use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            let (Ok(mut term), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) else {
                 return;
             };
             tokio::select! {
@@ -401,13 +438,18 @@ async fn serve(
         }
         if shared.idle_for() >= idle {
             let h = shared.home.clone();
-            let pending = tokio::task::spawn_blocking(move || spool::pending(&h)).await.unwrap_or(false);
+            let pending = tokio::task::spawn_blocking(move || spool::pending(&h))
+                .await
+                .unwrap_or(false);
             if !pending {
                 tracing::info!("idle for {}s; exiting", idle.as_secs());
                 break;
             }
         }
-        let wait = RESCAN.min(idle.saturating_sub(shared.idle_for()).max(Duration::from_millis(50)));
+        let wait = RESCAN.min(
+            idle.saturating_sub(shared.idle_for())
+                .max(Duration::from_millis(50)),
+        );
         tokio::select! {
             _ = shared.work.notified() => {}
             _ = tokio::time::sleep(wait) => {}
@@ -448,7 +490,8 @@ async fn accept_loop(listener: tokio::net::UnixListener, shared: Arc<Shared>) {
 
 async fn connection(stream: tokio::net::UnixStream, shared: &Arc<Shared>) -> Result<()> {
     let (r, mut w) = stream.into_split();
-    let mut reader = tokio::io::BufReader::new(tokio::io::AsyncReadExt::take(r, MAX_REQUEST as u64));
+    let mut reader =
+        tokio::io::BufReader::new(tokio::io::AsyncReadExt::take(r, MAX_REQUEST as u64));
     let mut line = String::new();
     let n = tokio::time::timeout(Duration::from_secs(5), reader.read_line(&mut line)).await??;
     if n == 0 {
@@ -468,7 +511,11 @@ async fn connection(stream: tokio::net::UnixStream, shared: &Arc<Shared>) -> Res
             let resp = match serde_json::from_str::<Request>(other) {
                 Ok(req) => {
                     let s = shared.clone();
-                    match tokio::task::spawn_blocking(move || work::serve_request(&s.home, &s.config, req)).await {
+                    match tokio::task::spawn_blocking(move || {
+                        work::serve_request(&s.home, &s.config, req)
+                    })
+                    .await
+                    {
                         Ok(Ok(v)) => Response {
                             ok: true,
                             result: v,

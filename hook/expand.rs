@@ -17,9 +17,9 @@ use rollgraph_engine::store::{Home, StoreError};
 use rollgraph_engine::{Config, clock};
 use serde::{Deserialize, Serialize};
 
+use crate::common;
 use crate::daemon::{self, Request};
 use crate::spool::{self, Job, JobLine};
-use crate::common;
 
 /// Expand a collapsed part of the render.
 #[derive(Debug, clap::Args)]
@@ -54,15 +54,26 @@ const LOCK_WAIT: Duration = Duration::from_millis(1_500);
 /// counts the expansion.
 pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Result<Expansion> {
     let Some(ids) = render::expand_handle(&s.graph, handle) else {
-        let known = read_render(&s.dir).ok().flatten().map(|r| r.handles).unwrap_or_default();
+        let known = read_render(&s.dir)
+            .ok()
+            .flatten()
+            .map(|r| r.handles)
+            .unwrap_or_default();
         return Err(if known.is_empty() {
             anyhow!("unknown handle {handle:?}")
         } else {
-            anyhow!("unknown handle {handle:?}; the current render offers: {}", known.join(", "))
+            anyhow!(
+                "unknown handle {handle:?}; the current render offers: {}",
+                known.join(", ")
+            )
         });
     };
     let edges = s.config.render.edges_per_node.max(6);
-    let mut text = format!("{handle} ({} node{}):\n", ids.len(), if ids.len() == 1 { "" } else { "s" });
+    let mut text = format!(
+        "{handle} ({} node{}):\n",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" }
+    );
     for id in &ids {
         if let Some(n) = s.graph.node(id) {
             text.push_str(&render::describe(&s.graph, n, now, edges));
@@ -82,7 +93,14 @@ pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Resu
 }
 
 /// Opens the session (waiting up to `wait` for its lock) and expands.
-pub fn expand_direct(home: &Home, config: &Config, session: &str, handle: &str, now: DateTime<Utc>, wait: Duration) -> Result<Expansion> {
+pub fn expand_direct(
+    home: &Home,
+    config: &Config,
+    session: &str,
+    handle: &str,
+    now: DateTime<Utc>,
+    wait: Duration,
+) -> Result<Expansion> {
     let mut s = Session::open_with_timeout(home, session, config.clone(), wait)?;
     expand_session(&mut s, handle, now)
 }
@@ -104,19 +122,26 @@ pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Resu
     }
     match expand_direct(home, config, session, handle, now, LOCK_WAIT) {
         Ok(e) => Ok(e),
-        Err(e) if e.downcast_ref::<StoreError>().is_some_and(|s| matches!(s, StoreError::Locked(_))) => {
+        Err(e)
+            if e.downcast_ref::<StoreError>()
+                .is_some_and(|s| matches!(s, StoreError::Locked(_))) =>
+        {
             let line = JobLine {
                 session: session.to_owned(),
                 host: "cli".into(),
                 cwd: None,
                 transcript_path: None,
                 ts: now,
-                job: Job::Expand { handle: handle.to_owned() },
+                job: Job::Expand {
+                    handle: handle.to_owned(),
+                },
             };
             spool::append(home, &line)?;
             let mut errors = Vec::new();
             daemon::poke_or_start(home, &mut errors);
-            Err(anyhow!("session {session} is busy; the expansion of {handle:?} was queued — try again in a moment"))
+            Err(anyhow!(
+                "session {session} is busy; the expansion of {handle:?} was queued — try again in a moment"
+            ))
         }
         Err(e) => Err(e),
     }
@@ -128,6 +153,10 @@ pub fn run(args: ExpandArgs) -> Result<()> {
     let config = Config::load_default(home.root())?;
     let session = common::pick_session(&home, args.session.as_deref())?;
     let e = expand(&home, &config, &session, &args.handle)?;
-    let out = if args.json { serde_json::to_string_pretty(&e)? } else { e.text.trim_end().to_owned() };
+    let out = if args.json {
+        serde_json::to_string_pretty(&e)?
+    } else {
+        e.text.trim_end().to_owned()
+    };
     crate::common::out(&out)
 }

@@ -126,7 +126,8 @@ pub fn parse(_host: Host, bytes: &[u8]) -> Result<Option<Envelope>> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         bail!("empty hook payload");
     }
-    let wire: Wire = serde_json::from_slice(bytes).context("hook payload is not valid JSON of the expected shape")?;
+    let wire: Wire = serde_json::from_slice(bytes)
+        .context("hook payload is not valid JSON of the expected shape")?;
     let Some(name) = wire.hook_event_name.as_deref() else {
         return Ok(None);
     };
@@ -151,7 +152,10 @@ pub fn parse(_host: Host, bytes: &[u8]) -> Result<Option<Envelope>> {
         bail!("{name} payload has no session_id");
     };
     if !valid_session_id(&session) {
-        bail!("{name} payload has an unusable session_id {:?}", session.chars().take(80).collect::<String>());
+        bail!(
+            "{name} payload has an unusable session_id {:?}",
+            session.chars().take(80).collect::<String>()
+        );
     }
     Ok(Some(Envelope {
         session,
@@ -245,10 +249,10 @@ fn handle(host: Host) -> Result<()> {
     let Some(env) = parse(host, &input)? else {
         return Ok(());
     };
-    if let Some(cwd) = &env.cwd {
-        if Path::new(cwd).join(".rollgraph-off").exists() {
-            return Ok(());
-        }
+    if let Some(cwd) = &env.cwd
+        && Path::new(cwd).join(".rollgraph-off").exists()
+    {
+        return Ok(());
     }
     let home = Home::from_env();
     let now = clock::now();
@@ -265,10 +269,11 @@ fn handle(host: Host) -> Result<()> {
             })
         }
         Event::Prompt { prompt } => {
-            let injected_tokens = inject(&home, &env.session, "UserPromptSubmit").unwrap_or_else(|e| {
-                errors.push(format!("{e:#}"));
-                0
-            });
+            let injected_tokens =
+                inject(&home, &env.session, "UserPromptSubmit").unwrap_or_else(|e| {
+                    errors.push(format!("{e:#}"));
+                    0
+                });
             let prompt = redact::redact_owned(&spool::bounded(prompt));
             let gate = match inline_gate(&home, &env.session, &prompt) {
                 Ok(d) => Some(d),
@@ -315,7 +320,11 @@ fn handle(host: Host) -> Result<()> {
             Err(e) => errors.push(format!("{e:#}")),
         }
     }
-    if errors.is_empty() { Ok(()) } else { bail!("{}", errors.join("; ")) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        bail!("{}", errors.join("; "))
+    }
 }
 
 /// Prints the session's last finished render as an injection; returns its
@@ -333,7 +342,10 @@ fn inject(home: &Home, session: &str, event_name: &str) -> Result<usize> {
     let out = injection_json(event_name, &r.text);
     let mut stdout = std::io::stdout().lock();
     // A host that closed our stdout does not want the context: not an error.
-    let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.write_all(b"\n")).and_then(|()| stdout.flush());
+    let _ = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
     Ok(r.tokens)
 }
 
@@ -381,7 +393,8 @@ fn write_hook_gate(home: &Home, session: &str, hg: &HookGate) -> Result<()> {
     let path = spool::gate_path(home, session)?;
     spool::create_dir(home)?;
     let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(hg)?).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::write(&tmp, serde_json::to_vec(hg)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
     if let Err(e) = std::fs::rename(&tmp, &path) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("renaming into {}", path.display()));
@@ -403,7 +416,9 @@ mod tests {
                 session: "abc".into(),
                 cwd: Some("/p".into()),
                 transcript: Some("/t.jsonl".into()),
-                event: Event::Prompt { prompt: "hi".into() },
+                event: Event::Prompt {
+                    prompt: "hi".into()
+                },
             })
         );
     }
@@ -413,8 +428,8 @@ mod tests {
         let p = br#"{"session_id":"abc","hook_event_name":"Notification","message":"x"}"#;
         assert!(matches!(parse(Host::Claude, p), Ok(None)));
         assert!(matches!(parse(Host::Claude, b"{}"), Ok(None)));
-        assert!(matches!(parse(Host::Claude, b"[1,2]"), Err(_)));
-        assert!(matches!(parse(Host::Claude, b""), Err(_)));
+        assert!(parse(Host::Claude, b"[1,2]").is_err());
+        assert!(parse(Host::Claude, b"").is_err());
     }
 
     #[test]
@@ -427,6 +442,14 @@ mod tests {
     fn codex_null_transcript_is_fine() {
         let p = br#"{"session_id":"abc","transcript_path":null,"cwd":"/p","hook_event_name":"SessionStart","source":"startup","model":"gpt-5"}"#;
         let env = parse(Host::Codex, p).ok().flatten();
-        assert_eq!(env.map(|e| (e.transcript, e.event)), Some((None, Event::SessionStart { source: "startup".into() })));
+        assert_eq!(
+            env.map(|e| (e.transcript, e.event)),
+            Some((
+                None,
+                Event::SessionStart {
+                    source: "startup".into()
+                }
+            ))
+        );
     }
 }

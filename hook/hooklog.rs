@@ -48,7 +48,13 @@ pub fn append(path: &Path, limits: LogLimits, who: &str, now: DateTime<Utc>, mes
     let _ = try_append(path, limits, who, now, message);
 }
 
-fn try_append(path: &Path, limits: LogLimits, who: &str, now: DateTime<Utc>, message: &str) -> std::io::Result<()> {
+fn try_append(
+    path: &Path,
+    limits: LogLimits,
+    who: &str,
+    now: DateTime<Utc>,
+    message: &str,
+) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
@@ -56,8 +62,16 @@ fn try_append(path: &Path, limits: LogLimits, who: &str, now: DateTime<Utc>, mes
         rotate(path, limits.keep);
     }
     // One line, no newlines inside: the log stays greppable.
-    let flat: String = message.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).take(2_000).collect();
-    let line = format!("{} {who}[{}]: {flat}\n", now.to_rfc3339_opts(SecondsFormat::Millis, true), std::process::id());
+    let flat: String = message
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .take(2_000)
+        .collect();
+    let line = format!(
+        "{} {who}[{}]: {flat}\n",
+        now.to_rfc3339_opts(SecondsFormat::Millis, true),
+        std::process::id()
+    );
     let mut f = OpenOptions::new().create(true).append(true).open(path)?;
     f.write_all(line.as_bytes())
 }
@@ -106,7 +120,13 @@ impl Write for LogWriter {
             while let Some(pos) = b.iter().position(|&c| c == b'\n') {
                 let line: Vec<u8> = b.drain(..=pos).collect();
                 let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
-                append(&self.path, self.limits, "daemon", rollgraph_engine::clock::now(), &text);
+                append(
+                    &self.path,
+                    self.limits,
+                    "daemon",
+                    rollgraph_engine::clock::now(),
+                    &text,
+                );
             }
         }
         Ok(data.len())
@@ -133,10 +153,19 @@ mod tests {
     fn rotates_and_keeps_a_bounded_number_of_files() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("rollgraph.log");
-        let limits = LogLimits { max_bytes: 200, keep: 2 };
+        let limits = LogLimits {
+            max_bytes: 200,
+            keep: 2,
+        };
         let now = Utc::now();
         for i in 0..40 {
-            append(&path, limits, "test", now, &format!("line {i} with\nsome padding text"));
+            append(
+                &path,
+                limits,
+                "test",
+                now,
+                &format!("line {i} with\nsome padding text"),
+            );
         }
         assert!(path.exists());
         assert!(rotated(&path, 1).exists());

@@ -40,7 +40,11 @@ pub enum InstallHost {
 
 /// The events we hook, with their matcher and timeout (seconds).
 const EVENTS: &[(&str, Option<&str>, Option<u64>)] = &[
-    ("SessionStart", Some("startup|resume|clear|compact"), Some(5)),
+    (
+        "SessionStart",
+        Some("startup|resume|clear|compact"),
+        Some(5),
+    ),
     ("UserPromptSubmit", None, Some(5)),
     ("PreCompact", None, None),
     ("PostCompact", None, None),
@@ -50,18 +54,24 @@ const EVENTS: &[(&str, Option<&str>, Option<u64>)] = &[
 
 fn settings_path(project: bool) -> Result<PathBuf> {
     if project {
-        return Ok(std::env::current_dir()?.join(".claude").join("settings.json"));
+        return Ok(std::env::current_dir()?
+            .join(".claude")
+            .join("settings.json"));
     }
     if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(d).join("settings.json"));
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).context("HOME is not set")?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .context("HOME is not set")?;
     Ok(PathBuf::from(home).join(".claude").join("settings.json"))
 }
 
 fn shell_quote(p: &Path) -> String {
     let s = p.display().to_string();
-    if s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b)) {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b))
+    {
         s
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -89,7 +99,13 @@ fn group_is_ours(group: &Value) -> bool {
     group
         .get("hooks")
         .and_then(Value::as_array)
-        .is_some_and(|hs| hs.iter().any(|h| h.get("command").and_then(Value::as_str).is_some_and(is_ours)))
+        .is_some_and(|hs| {
+            hs.iter().any(|h| {
+                h.get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(is_ours)
+            })
+        })
 }
 
 /// Adds our hooks to a settings document; returns whether it changed.
@@ -97,13 +113,17 @@ pub fn add_hooks(settings: &mut Value, command: &str) -> Result<bool> {
     let Some(root) = settings.as_object_mut() else {
         bail!("settings.json is not a JSON object");
     };
-    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
     let Some(hooks) = hooks.as_object_mut() else {
         bail!("settings.json: \"hooks\" is not an object");
     };
     let mut changed = false;
     for (event, matcher, timeout) in EVENTS {
-        let groups = hooks.entry(*event).or_insert_with(|| Value::Array(Vec::new()));
+        let groups = hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()));
         let Some(groups) = groups.as_array_mut() else {
             bail!("settings.json: hooks.{event} is not an array");
         };
@@ -148,12 +168,20 @@ pub fn remove_hooks(settings: &mut Value) -> bool {
         for g in groups.iter_mut() {
             if let Some(hs) = g.get_mut("hooks").and_then(Value::as_array_mut) {
                 let before = hs.len();
-                hs.retain(|h| !h.get("command").and_then(Value::as_str).is_some_and(is_ours));
+                hs.retain(|h| {
+                    !h.get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(is_ours)
+                });
                 changed |= hs.len() != before;
             }
         }
         let before = groups.len();
-        groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|hs| !hs.is_empty()));
+        groups.retain(|g| {
+            g.get("hooks")
+                .and_then(Value::as_array)
+                .is_none_or(|hs| !hs.is_empty())
+        });
         changed |= groups.len() != before;
         if groups.is_empty() && changed {
             hooks.remove(&event);
@@ -169,7 +197,9 @@ fn read_settings(path: &Path) -> Result<(Value, bool)> {
     match std::fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Ok((json!({}), true)),
         Ok(text) => {
-            let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON; not touching it", path.display()))?;
+            let v: Value = serde_json::from_str(&text).with_context(|| {
+                format!("{} is not valid JSON; not touching it", path.display())
+            })?;
             Ok((v, true))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((json!({}), false)),
@@ -183,7 +213,8 @@ fn backup(path: &Path) -> Result<PathBuf> {
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".rollgraph-bak-{stamp}"));
     let bak = PathBuf::from(name);
-    std::fs::copy(path, &bak).with_context(|| format!("backing up {} to {}", path.display(), bak.display()))?;
+    std::fs::copy(path, &bak)
+        .with_context(|| format!("backing up {} to {}", path.display(), bak.display()))?;
     Ok(bak)
 }
 
@@ -195,7 +226,10 @@ fn write_settings(path: &Path, v: &Value) -> Result<()> {
 }
 
 /// Edits one JSON file with `edit`, backing it up first when it changes.
-fn edit_file(path: &Path, edit: impl FnOnce(&mut Value) -> Result<bool>) -> Result<Option<Option<PathBuf>>> {
+fn edit_file(
+    path: &Path,
+    edit: impl FnOnce(&mut Value) -> Result<bool>,
+) -> Result<Option<Option<PathBuf>>> {
     let (mut v, existed) = read_settings(path)?;
     if !edit(&mut v)? {
         return Ok(None);
@@ -216,7 +250,11 @@ fn report(what: &str, path: &Path, outcome: Option<Option<PathBuf>>) -> String {
     match outcome {
         None => format!("{what}: {} already up to date\n", path.display()),
         Some(None) => format!("{what}: wrote {}\n", path.display()),
-        Some(Some(bak)) => format!("{what}: updated {} (backup: {})\n", path.display(), bak.display()),
+        Some(Some(bak)) => format!(
+            "{what}: updated {} (backup: {})\n",
+            path.display(),
+            bak.display()
+        ),
     }
 }
 
@@ -225,14 +263,22 @@ pub fn run_install(args: InstallArgs) -> Result<()> {
     let bin = binary(&args)?;
     let command = hook_command(&bin);
     let path = settings_path(args.project)?;
-    let mut out = report("hooks", &path, edit_file(&path, |v| add_hooks(v, &command))?);
+    let mut out = report(
+        "hooks",
+        &path,
+        edit_file(&path, |v| add_hooks(v, &command))?,
+    );
     if args.project {
         let mcp = std::env::current_dir()?.join(".mcp.json");
         let server = json!({"command": bin.display().to_string(), "args": ["mcp"]});
         let outcome = edit_file(&mcp, |v| {
-            let Some(root) = v.as_object_mut() else { bail!(".mcp.json is not a JSON object") };
+            let Some(root) = v.as_object_mut() else {
+                bail!(".mcp.json is not a JSON object")
+            };
             let servers = root.entry("mcpServers").or_insert_with(|| json!({}));
-            let Some(servers) = servers.as_object_mut() else { bail!(".mcp.json: mcpServers is not an object") };
+            let Some(servers) = servers.as_object_mut() else {
+                bail!(".mcp.json: mcpServers is not an object")
+            };
             if servers.get("rollgraph") == Some(&server) {
                 return Ok(false);
             }
@@ -253,10 +299,18 @@ pub fn run_install(args: InstallArgs) -> Result<()> {
 /// `rollgraph uninstall claude`.
 pub fn run_uninstall(args: InstallArgs) -> Result<()> {
     let path = settings_path(args.project)?;
-    let outcome = if path.exists() { edit_file(&path, |v| Ok(remove_hooks(v)))? } else { None };
+    let outcome = if path.exists() {
+        edit_file(&path, |v| Ok(remove_hooks(v)))?
+    } else {
+        None
+    };
     let mut out = match outcome {
         None => format!("hooks: nothing of ours in {}\n", path.display()),
-        Some(Some(bak)) => format!("hooks: removed from {} (backup: {})\n", path.display(), bak.display()),
+        Some(Some(bak)) => format!(
+            "hooks: removed from {} (backup: {})\n",
+            path.display(),
+            bak.display()
+        ),
         Some(None) => format!("hooks: removed from {}\n", path.display()),
     };
     if args.project {
@@ -299,9 +353,18 @@ mod tests {
         let mut v = original.clone();
         assert!(add_hooks(&mut v, "/x/rollgraph hook claude").unwrap_or(false));
         assert!(!add_hooks(&mut v, "/x/rollgraph hook claude").unwrap_or(true));
-        assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().map(Vec::len), Some(2));
-        assert!(add_hooks(&mut v, "/y/rollgraph hook claude").unwrap_or(false), "a moved binary updates in place");
-        assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            v["hooks"]["UserPromptSubmit"].as_array().map(Vec::len),
+            Some(2)
+        );
+        assert!(
+            add_hooks(&mut v, "/y/rollgraph hook claude").unwrap_or(false),
+            "a moved binary updates in place"
+        );
+        assert_eq!(
+            v["hooks"]["UserPromptSubmit"].as_array().map(Vec::len),
+            Some(2)
+        );
         assert!(remove_hooks(&mut v));
         assert_eq!(v, original);
     }

@@ -74,8 +74,12 @@ impl MemoryServer {
         name = "memory_expand",
         description = "Show in full a part of the session's rolling memory that the <rolling-memory> block collapsed. Pass a handle shown there (e.g. technical/sqlx, personal/other) or a node id. The expanded items gain weight."
     )]
-    async fn memory_expand(&self, Parameters(p): Parameters<ExpandParams>) -> Result<CallToolResult, ErrorData> {
-        let (home, config, session) = (self.home.clone(), self.config.clone(), self.session.clone());
+    async fn memory_expand(
+        &self,
+        Parameters(p): Parameters<ExpandParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (home, config, session) =
+            (self.home.clone(), self.config.clone(), self.session.clone());
         let r = tokio::task::spawn_blocking(move || -> Result<String> {
             let id = common::pick_session(&home, session.as_deref())?;
             Ok(expand::expand(&home, &config, &id, &p.handle)?.text)
@@ -90,8 +94,12 @@ impl MemoryServer {
         name = "memory_query",
         description = "Search the session's rolling memory graph (people, projects, technical choices, preferences, decisions) and say why each result matched: which words, through which relation, how recent."
     )]
-    async fn memory_query(&self, Parameters(p): Parameters<QueryParams>) -> Result<CallToolResult, ErrorData> {
-        let (home, config, session) = (self.home.clone(), self.config.clone(), self.session.clone());
+    async fn memory_query(
+        &self,
+        Parameters(p): Parameters<QueryParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (home, config, session) =
+            (self.home.clone(), self.config.clone(), self.session.clone());
         let r = tokio::task::spawn_blocking(move || -> Result<String> {
             let id = common::pick_session(&home, session.as_deref())?;
             Ok(query::query(&home, &config, &id, &p.text, p.limit.unwrap_or(8))?.to_text())

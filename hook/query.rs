@@ -15,8 +15,8 @@ use rollgraph_engine::store::Home;
 use rollgraph_engine::{Config, clock};
 use serde::{Deserialize, Serialize};
 
-use crate::daemon::{self, Request};
 use crate::common;
+use crate::daemon::{self, Request};
 
 /// Search the session's graph.
 #[derive(Debug, clap::Args)]
@@ -52,7 +52,12 @@ impl QueryResult {
         if self.hits.is_empty() {
             return format!("nothing in the session's memory matches {:?}", self.text);
         }
-        let mut s = format!("{} result{} for {:?}:\n", self.hits.len(), if self.hits.len() == 1 { "" } else { "s" }, self.text);
+        let mut s = format!(
+            "{} result{} for {:?}:\n",
+            self.hits.len(),
+            if self.hits.len() == 1 { "" } else { "s" },
+            self.text
+        );
         for (i, h) in self.hits.iter().enumerate() {
             s.push_str(&format!(
                 "{}. {} [{}, id {}] score {:.2} — {}\n",
@@ -93,7 +98,13 @@ pub fn query_direct(
 }
 
 /// Queries through the daemon when it listens, else directly.
-pub fn query(home: &Home, config: &Config, session: &str, text: &str, limit: usize) -> Result<QueryResult> {
+pub fn query(
+    home: &Home,
+    config: &Config,
+    session: &str,
+    text: &str,
+    limit: usize,
+) -> Result<QueryResult> {
     if daemon::reachable(home) {
         let req = Request::Query {
             session: session.to_owned(),
@@ -106,7 +117,15 @@ pub fn query(home: &Home, config: &Config, session: &str, text: &str, limit: usi
             Err(e) => tracing::debug!("daemon: {e}; querying directly"),
         }
     }
-    query_direct(home, config, session, text, limit, clock::now(), Duration::from_millis(1_500))
+    query_direct(
+        home,
+        config,
+        session,
+        text,
+        limit,
+        clock::now(),
+        Duration::from_millis(1_500),
+    )
 }
 
 /// `rollgraph query`.
@@ -116,6 +135,10 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let session = common::pick_session(&home, args.session.as_deref())?;
     let text = args.text.join(" ");
     let r = query(&home, &config, &session, &text, args.limit)?;
-    let out = if args.json { serde_json::to_string_pretty(&r)? } else { r.to_text().trim_end().to_owned() };
+    let out = if args.json {
+        serde_json::to_string_pretty(&r)?
+    } else {
+        r.to_text().trim_end().to_owned()
+    };
     common::out(&out)
 }

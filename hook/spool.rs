@@ -153,7 +153,9 @@ fn lock_within(f: &File, budget: Duration) -> Result<()> {
     loop {
         match f.try_lock() {
             Ok(()) => return Ok(()),
-            Err(fs::TryLockError::WouldBlock) if start.elapsed() < budget => std::thread::sleep(Duration::from_millis(1)),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < budget => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
             Err(fs::TryLockError::WouldBlock) => bail!("spool is locked (waited {budget:?})"),
             Err(fs::TryLockError::Error(e)) => return Err(e).context("locking the spool"),
         }
@@ -166,7 +168,12 @@ pub fn append(home: &Home, line: &JobLine) -> Result<()> {
     let path = spool_path(home, &line.session)?;
     let mut bytes = serde_json::to_vec(line).context("serialising a job")?;
     bytes.push(b'\n');
-    let mut f = match OpenOptions::new().create(true).read(true).append(true).open(&path) {
+    let mut f = match OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(&path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             create_dir(home)?;
@@ -182,17 +189,24 @@ pub fn append(home: &Home, line: &JobLine) -> Result<()> {
     lock_within(&f, LOCK_BUDGET)?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if len + bytes.len() as u64 > SPOOL_MAX_BYTES {
-        bail!("spool {} is full ({len} bytes): job dropped", path.display());
+        bail!(
+            "spool {} is full ({len} bytes): job dropped",
+            path.display()
+        );
     }
     if len > 0 {
         // A writer killed mid-line leaves a torn tail: end it first so this
         // job starts on its own line (the daemon skips the torn one).
         let mut last = [0u8; 1];
-        if f.seek(SeekFrom::Start(len - 1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] != b'\n' {
+        if f.seek(SeekFrom::Start(len - 1)).is_ok()
+            && f.read_exact(&mut last).is_ok()
+            && last[0] != b'\n'
+        {
             bytes.insert(0, b'\n');
         }
     }
-    f.write_all(&bytes).with_context(|| format!("appending to {}", path.display()))?;
+    f.write_all(&bytes)
+        .with_context(|| format!("appending to {}", path.display()))?;
     Ok(())
 }
 
@@ -202,7 +216,12 @@ pub fn sessions(home: &Home) -> Vec<String> {
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".jsonl")).map(str::to_owned))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .map(str::to_owned)
+        })
         .filter(|s| valid_session_id(s))
         .collect();
     v.sort();
@@ -245,22 +264,36 @@ pub fn take(home: &Home, session: &str, max: usize) -> Result<Batch> {
     if start == len {
         return Ok(batch);
     }
-    f.seek(SeekFrom::Start(start)).context("seeking the spool")?;
+    f.seek(SeekFrom::Start(start))
+        .context("seeking the spool")?;
     let mut data = Vec::new();
-    Read::by_ref(&mut f).take(SPOOL_MAX_BYTES * 2).read_to_end(&mut data).context("reading the spool")?;
+    Read::by_ref(&mut f)
+        .take(SPOOL_MAX_BYTES * 2)
+        .read_to_end(&mut data)
+        .context("reading the spool")?;
     // Writers hold the lock for a whole line, so under the lock an
     // unterminated tail can only be a torn write: skip it too.
     let mut pos = 0usize;
     while pos < data.len() && batch.jobs.len() < max {
-        let end = data[pos..].iter().position(|&b| b == b'\n').map(|i| pos + i + 1).unwrap_or(data.len());
+        let end = data[pos..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| pos + i + 1)
+            .unwrap_or(data.len());
         let raw = &data[pos..end];
         let text = raw.strip_suffix(b"\n").unwrap_or(raw);
         let offset = start + end as u64;
         if !text.iter().all(u8::is_ascii_whitespace) {
             match serde_json::from_slice::<JobLine>(text) {
                 Ok(j) if j.session == session => batch.jobs.push((j, offset)),
-                Ok(j) => batch.skipped.push(format!("job for session {} in the spool of {session}", j.session)),
-                Err(e) => batch.skipped.push(format!("unreadable spool line at byte {}: {e}", start + pos as u64)),
+                Ok(j) => batch.skipped.push(format!(
+                    "job for session {} in the spool of {session}",
+                    j.session
+                )),
+                Err(e) => batch.skipped.push(format!(
+                    "unreadable spool line at byte {}: {e}",
+                    start + pos as u64
+                )),
             }
         }
         batch.end = offset;
@@ -305,7 +338,11 @@ pub fn compact(home: &Home, session: &str) -> Result<()> {
 /// Whether any session has unprocessed jobs.
 pub fn pending(home: &Home) -> bool {
     sessions(home).iter().any(|s| {
-        let len = spool_path(home, s).ok().and_then(|p| fs::metadata(p).ok()).map(|m| m.len()).unwrap_or(0);
+        let len = spool_path(home, s)
+            .ok()
+            .and_then(|p| fs::metadata(p).ok())
+            .map(|m| m.len())
+            .unwrap_or(0);
         len > read_offset(home, s)
     })
 }
@@ -341,7 +378,9 @@ mod tests {
         commit(&home, "s1", b.end).unwrap_or_else(|e| panic!("{e}"));
         assert!(!pending(&home));
         compact(&home, "s1").unwrap_or_else(|e| panic!("{e}"));
-        let len = fs::metadata(spool_path(&home, "s1").unwrap_or_default()).map(|m| m.len()).unwrap_or(99);
+        let len = fs::metadata(spool_path(&home, "s1").unwrap_or_default())
+            .map(|m| m.len())
+            .unwrap_or(99);
         assert_eq!(len, 0);
         append(&home, &line("s1", "after")).unwrap_or_else(|e| panic!("{e}"));
         let b = take(&home, "s1", 10).unwrap_or_else(|e| panic!("{e}"));
@@ -354,13 +393,23 @@ mod tests {
         let home = Home::at(dir.path());
         append(&home, &line("s1", "one")).unwrap_or_else(|e| panic!("{e}"));
         let p = spool_path(&home, "s1").unwrap_or_default();
-        let mut f = OpenOptions::new().append(true).open(&p).unwrap_or_else(|e| panic!("{e}"));
-        f.write_all(b"{\"session\":\"s1\",\"ts\":").unwrap_or_else(|e| panic!("{e}"));
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap_or_else(|e| panic!("{e}"));
+        f.write_all(b"{\"session\":\"s1\",\"ts\":")
+            .unwrap_or_else(|e| panic!("{e}"));
         drop(f);
         append(&home, &line("s1", "two")).unwrap_or_else(|e| panic!("{e}"));
         let b = take(&home, "s1", 10).unwrap_or_else(|e| panic!("{e}"));
         let texts: Vec<_> = b.jobs.iter().map(|(j, _)| j.job.clone()).collect();
-        assert_eq!(texts, vec![Job::Reply { text: "one".into() }, Job::Reply { text: "two".into() }]);
+        assert_eq!(
+            texts,
+            vec![
+                Job::Reply { text: "one".into() },
+                Job::Reply { text: "two".into() }
+            ]
+        );
         assert_eq!(b.skipped.len(), 1);
     }
 }

@@ -17,9 +17,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use rollgraph_engine::Config;
+use rollgraph_engine::lifecycle::{self, ReconcileReason};
 use rollgraph_engine::probe::{HeuristicProbe, Probe};
 use rollgraph_engine::session::Session;
-use rollgraph_engine::lifecycle::{self, ReconcileReason};
 use rollgraph_engine::store::Home;
 use rollgraph_engine::transcript::{self, Turn};
 
@@ -75,10 +75,8 @@ pub fn drain(home: &Home, config: &Config) -> usize {
                 break;
             }
         }
-        if moved {
-            if let Err(e) = spool::compact(home, &session) {
-                tracing::warn!("compacting the spool of {session}: {e:#}");
-            }
+        if moved && let Err(e) = spool::compact(home, &session) {
+            tracing::warn!("compacting the spool of {session}: {e:#}");
         }
     }
     total
@@ -91,7 +89,8 @@ fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) 
     for (line, offset) in batch.jobs {
         // Startup, resume and clear may all begin a new session id (seed it,
         // recover crashed ones); compact continues the same session.
-        let lifecycle = matches!(&line.job, Job::Reconcile { .. }) || matches!(&line.job, Job::Start { source, .. } if source != "compact");
+        let lifecycle = matches!(&line.job, Job::Reconcile { .. })
+            || matches!(&line.job, Job::Start { source, .. } if source != "compact");
         if lifecycle {
             // The lifecycle opens and closes the session itself.
             drop(open.take());
@@ -103,14 +102,26 @@ fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) 
             if open.is_none() {
                 open = Some(open_session(home, config, session_id)?);
             }
-            if let Some(s) = open.as_mut() {
-                if let Err(e) = apply(s, config, home, &line) {
-                    tracing::warn!("session {session_id}: {} job failed: {e:#}", kind(&line.job));
-                }
+            if let Some(s) = open.as_mut()
+                && let Err(e) = apply(s, config, home, &line)
+            {
+                tracing::warn!(
+                    "session {session_id}: {} job failed: {e:#}",
+                    kind(&line.job)
+                );
             }
-            if open.as_ref().is_some_and(|s| lifecycle::checkpoint_due(s, config)) {
+            if open
+                .as_ref()
+                .is_some_and(|s| lifecycle::checkpoint_due(s, config))
+            {
                 drop(open.take());
-                if let Err(e) = reconcile(home, config, session_id, ReconcileReason::Checkpoint, line.ts) {
+                if let Err(e) = reconcile(
+                    home,
+                    config,
+                    session_id,
+                    ReconcileReason::Checkpoint,
+                    line.ts,
+                ) {
                     tracing::warn!("session {session_id}: checkpoint: {e:#}");
                 }
             }
@@ -145,7 +156,13 @@ fn kind(job: &Job) -> &'static str {
 fn lifecycle_job(home: &Home, config: &Config, line: &JobLine) -> Result<()> {
     match &line.job {
         Job::Start { .. } => {
-            let r = lifecycle::session_start(home, config, &line.session, line.cwd.as_deref(), line.ts)?;
+            let r = lifecycle::session_start(
+                home,
+                config,
+                &line.session,
+                line.cwd.as_deref(),
+                line.ts,
+            )?;
             tracing::info!(
                 "session {} started: {} crashed session(s) recovered, {} node(s) seeded, {} anchor(s)",
                 line.session,
@@ -169,7 +186,13 @@ fn lifecycle_job(home: &Home, config: &Config, line: &JobLine) -> Result<()> {
     Ok(())
 }
 
-fn reconcile(home: &Home, config: &Config, session: &str, reason: ReconcileReason, now: DateTime<Utc>) -> Result<()> {
+fn reconcile(
+    home: &Home,
+    config: &Config,
+    session: &str,
+    reason: ReconcileReason,
+    now: DateTime<Utc>,
+) -> Result<()> {
     let r = lifecycle::reconcile_session(home, config, session, reason, now)?;
     tracing::info!(
         "session {session}: reconciled ({}) into {}: {} added, {} merged, {} aliased, {} edges added",
@@ -196,7 +219,9 @@ fn apply(s: &mut Session, config: &Config, home: &Home, line: &JobLine) -> Resul
     }
     let now = line.ts;
     match &line.job {
-        Job::Start { injected_tokens, .. } => {
+        Job::Start {
+            injected_tokens, ..
+        } => {
             s.state.ended = false;
             s.state.stats.injection(*injected_tokens);
             if !s.path("render.json").exists() && !s.graph.is_empty() {
@@ -212,7 +237,10 @@ fn apply(s: &mut Session, config: &Config, home: &Home, line: &JobLine) -> Resul
             s.state.stats.injection(*injected_tokens);
             if let Some(path) = line.transcript_path.as_deref() {
                 match previous_reply(Path::new(path), prompt) {
-                    Ok(Some(t)) if !t.assistant.is_empty() && !same_reply(&t.assistant, &s.state.last_reply) => {
+                    Ok(Some(t))
+                        if !t.assistant.is_empty()
+                            && !same_reply(&t.assistant, &s.state.last_reply) =>
+                    {
                         s.record_reply(&t.assistant, &t.files);
                     }
                     Ok(_) => {}
@@ -227,10 +255,17 @@ fn apply(s: &mut Session, config: &Config, home: &Home, line: &JobLine) -> Resul
                 timestamp: Some(now),
             };
             let decision = s.observe(turn);
-            if let Some(h) = gate {
-                if h.fire != decision.fire {
-                    tracing::debug!("session {}: inline gate said {} ({}), daemon {} ({})", s.id(), h.fire, h.reason, decision.fire, decision.reason);
-                }
+            if let Some(h) = gate
+                && h.fire != decision.fire
+            {
+                tracing::debug!(
+                    "session {}: inline gate said {} ({}), daemon {} ({})",
+                    s.id(),
+                    h.fire,
+                    h.reason,
+                    decision.fire,
+                    decision.reason
+                );
             }
             if decision.fire {
                 let mut probe = make_probe(config, home);
@@ -242,7 +277,9 @@ fn apply(s: &mut Session, config: &Config, home: &Home, line: &JobLine) -> Resul
                         o.probe_id,
                         decision.reason,
                         o.ops,
-                        o.rejected.map(|r| format!(" (rejected: {r})")).unwrap_or_default(),
+                        o.rejected
+                            .map(|r| format!(" (rejected: {r})"))
+                            .unwrap_or_default(),
                         o.render_tokens
                     ),
                     Err(e) => tracing::warn!("session {}: probe failed: {e}", s.id()),
@@ -286,7 +323,11 @@ pub fn previous_reply(path: &Path, prompt: &str) -> Result<Option<Turn>> {
     f.take(TRANSCRIPT_TAIL).read_to_end(&mut bytes)?;
     let text = String::from_utf8_lossy(&bytes);
     // Start at a line boundary when the tail cut a line.
-    let text = if start > 0 { text.split_once('\n').map(|(_, r)| r).unwrap_or("") } else { &text };
+    let text = if start > 0 {
+        text.split_once('\n').map(|(_, r)| r).unwrap_or("")
+    } else {
+        &text
+    };
     let t = transcript::parse_claude(text);
     let turns: Vec<&Turn> = t.turns().collect();
     let p = prompt.trim();
@@ -303,11 +344,30 @@ pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde
     let now = rollgraph_engine::clock::now();
     match req {
         Request::Expand { session, handle } => {
-            let e = expand::expand_direct(home, config, &session, &handle, now, Duration::from_secs(3))?;
+            let e = expand::expand_direct(
+                home,
+                config,
+                &session,
+                &handle,
+                now,
+                Duration::from_secs(3),
+            )?;
             Ok(serde_json::to_value(e)?)
         }
-        Request::Query { session, text, limit } => {
-            let q = query::query_direct(home, config, &session, &text, limit, now, Duration::from_secs(3))?;
+        Request::Query {
+            session,
+            text,
+            limit,
+        } => {
+            let q = query::query_direct(
+                home,
+                config,
+                &session,
+                &text,
+                limit,
+                now,
+                Duration::from_secs(3),
+            )?;
             Ok(serde_json::to_value(q)?)
         }
     }

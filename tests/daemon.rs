@@ -13,19 +13,27 @@ const SESSION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/session.jso
 fn context(stdout: &str) -> String {
     serde_json::from_str::<serde_json::Value>(stdout)
         .ok()
-        .and_then(|v| v["hookSpecificOutput"]["additionalContext"].as_str().map(str::to_owned))
+        .and_then(|v| {
+            v["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .map(str::to_owned)
+        })
         .unwrap_or_default()
 }
 
 fn state(env: &TestEnv, session: &str) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(env.state.join(format!("sessions/{session}/state.json"))).unwrap_or_default())
-        .unwrap_or_default()
+    serde_json::from_slice(
+        &std::fs::read(env.state.join(format!("sessions/{session}/state.json")))
+            .unwrap_or_default(),
+    )
+    .unwrap_or_default()
 }
 
 #[test]
 fn a_whole_session_probe_results_arrive_in_later_injections() {
     let env = TestEnv::new();
-    let t = transcript::read_claude(std::path::Path::new(SESSION)).unwrap_or_else(|e| panic!("{e}"));
+    let t =
+        transcript::read_claude(std::path::Path::new(SESSION)).unwrap_or_else(|e| panic!("{e}"));
     let turns: Vec<_> = t.turns().take(12).cloned().collect();
     let sid = "7c1e4b2a-9d3f-4a61-b8e0-5f2c9a1d3e47";
     let payload = |event: &str, extra: serde_json::Value| {
@@ -36,14 +44,21 @@ fn a_whole_session_probe_results_arrive_in_later_injections() {
         serde_json::to_vec(&v).unwrap_or_default()
     };
     let (out, code) = env.hook(&payload("SessionStart", json!({"source": "startup"})));
-    assert_eq!((out.as_str(), code), ("", 0), "a new session has nothing to inject yet");
+    assert_eq!(
+        (out.as_str(), code),
+        ("", 0),
+        "a new session has nothing to inject yet"
+    );
     let mut injections = Vec::new();
     for turn in &turns {
         let (out, code) = env.hook(&payload("UserPromptSubmit", json!({"prompt": turn.user})));
         assert_eq!(code, 0);
         injections.push(context(&out));
         env.wait_for_daemon();
-        let (out, code) = env.hook(&payload("Stop", json!({"last_assistant_message": turn.assistant})));
+        let (out, code) = env.hook(&payload(
+            "Stop",
+            json!({"last_assistant_message": turn.assistant}),
+        ));
         assert_eq!((out.as_str(), code), ("", 0));
         env.wait_for_daemon();
     }
@@ -51,26 +66,54 @@ fn a_whole_session_probe_results_arrive_in_later_injections() {
     // turn 2's injection.
     assert!(injections[0].is_empty(), "{}", injections[0]);
     assert!(!turns[0].user.is_empty() && turns[0].user.contains("Ledgerline"));
-    assert!(injections[1].contains("Ledgerline"), "turn 2 injection:\n{}", injections[1]);
+    assert!(
+        injections[1].contains("Ledgerline"),
+        "turn 2 injection:\n{}",
+        injections[1]
+    );
     // Turn 6 decides on Resend; a later injection shows it.
     assert!(turns[5].user.contains("Resend"));
-    assert!(!injections[..6].iter().any(|i| i.contains("Resend")), "Resend appeared before it was mentioned");
-    assert!(injections[6..].iter().any(|i| i.contains("Resend")), "Resend never reached an injection");
+    assert!(
+        !injections[..6].iter().any(|i| i.contains("Resend")),
+        "Resend appeared before it was mentioned"
+    );
+    assert!(
+        injections[6..].iter().any(|i| i.contains("Resend")),
+        "Resend never reached an injection"
+    );
 
     let st = state(&env, sid);
     assert_eq!(st["turn"], 12, "{st}");
     assert_eq!(st["stats"]["turns"], 12);
     let probes = st["stats"]["probes"].as_u64().unwrap_or(0);
-    assert!((2..12).contains(&probes), "the gate should fire on some turns, not all: {probes}");
-    assert!(st["stats"]["injections"].as_u64().unwrap_or(0) >= 10, "{st}");
+    assert!(
+        (2..12).contains(&probes),
+        "the gate should fire on some turns, not all: {probes}"
+    );
+    assert!(
+        st["stats"]["injections"].as_u64().unwrap_or(0) >= 10,
+        "{st}"
+    );
 
     // Compaction: nothing printed before, the render restored after.
-    assert_eq!(env.hook(&payload("PreCompact", json!({"trigger": "auto"}))), (String::new(), 0));
+    assert_eq!(
+        env.hook(&payload("PreCompact", json!({"trigger": "auto"}))),
+        (String::new(), 0)
+    );
     let (out, code) = env.hook(&payload("SessionStart", json!({"source": "compact"})));
     assert_eq!(code, 0);
     assert!(context(&out).starts_with("<rolling-memory"), "{out}");
-    assert_eq!(env.hook(&payload("PostCompact", json!({"trigger": "auto"}))), (String::new(), 0));
-    assert_eq!(env.hook(&payload("SessionEnd", json!({"reason": "prompt_input_exit"}))), (String::new(), 0));
+    assert_eq!(
+        env.hook(&payload("PostCompact", json!({"trigger": "auto"}))),
+        (String::new(), 0)
+    );
+    assert_eq!(
+        env.hook(&payload(
+            "SessionEnd",
+            json!({"reason": "prompt_input_exit"})
+        )),
+        (String::new(), 0)
+    );
     env.wait_for_daemon();
     let st = state(&env, sid);
     assert_eq!(st["stats"]["compactions"], 1, "{st}");
@@ -94,14 +137,25 @@ fn a_whole_session_probe_results_arrive_in_later_injections() {
         }
         serde_json::to_vec(&v).unwrap_or_default()
     };
-    assert_eq!(env.hook(&next("SessionStart", json!({"source": "startup"}))), (String::new(), 0));
+    assert_eq!(
+        env.hook(&next("SessionStart", json!({"source": "startup"}))),
+        (String::new(), 0)
+    );
     env.wait_for_daemon();
-    let (out, code) = env.hook(&next("UserPromptSubmit", json!({"prompt": "where were we?"})));
+    let (out, code) = env.hook(&next(
+        "UserPromptSubmit",
+        json!({"prompt": "where were we?"}),
+    ));
     assert_eq!(code, 0);
-    assert!(context(&out).contains("Ledgerline"), "the new session was not seeded from the warm graph:\n{out}");
+    assert!(
+        context(&out).contains("Ledgerline"),
+        "the new session was not seeded from the warm graph:\n{out}"
+    );
 
     // The daemon idles out (2 s in tests) and leaves no process behind.
-    wait_until("the daemon to exit", || !env.socket().exists() && !env.state.join("daemon.pid").exists());
+    wait_until("the daemon to exit", || {
+        !env.socket().exists() && !env.state.join("daemon.pid").exists()
+    });
     wait_until("no process left", || processes_using(&env.state).is_empty());
 }
 
@@ -123,7 +177,9 @@ fn only_one_daemon_runs_and_its_socket_is_user_only() {
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
     assert_eq!(pid, a.id());
-    let mode = std::fs::metadata(env.socket()).map(|m| m.permissions().mode() & 0o777).unwrap_or(0o777);
+    let mode = std::fs::metadata(env.socket())
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0o777);
     assert_eq!(mode & 0o077, 0, "socket mode {mode:o}");
     assert_eq!(env.daemon_say("ping").as_deref(), Some("pong"));
     // A second one sees the lock and leaves at once, while the first runs on.
@@ -142,7 +198,13 @@ fn only_one_daemon_runs_and_its_socket_is_user_only() {
 #[test]
 fn expand_and_query_go_through_a_running_daemon() {
     let env = TestEnv::new();
-    env.seed_session("s1", &["Let's go with Resend for transactional email.", "Priya Raman reviews the dunning retries."]);
+    env.seed_session(
+        "s1",
+        &[
+            "Let's go with Resend for transactional email.",
+            "Priya Raman reviews the dunning retries.",
+        ],
+    );
     let mut d = env
         .cmd(&["daemon", "--idle-timeout", "30"])
         .stdin(Stdio::null())
@@ -154,7 +216,10 @@ fn expand_and_query_go_through_a_running_daemon() {
     let out = env.run(&["query", "who", "reviews", "retries"], b"");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
-    assert!(text.contains("Priya Raman") && text.contains("matched"), "{text}");
+    assert!(
+        text.contains("Priya Raman") && text.contains("matched"),
+        "{text}"
+    );
     let out = env.run(&["expand", "priya-raman"], b"");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");

@@ -10,7 +10,8 @@ use crate::snap;
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/events");
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(FIXTURES).join(format!("{name}.json"))).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+    std::fs::read(Path::new(FIXTURES).join(format!("{name}.json")))
+        .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
 }
 
 /// An environment whose `fixture-session` already has a render.
@@ -37,7 +38,12 @@ fn session_files(env: &TestEnv) -> Vec<(String, Vec<u8>)> {
         .into_iter()
         .flatten()
         .flatten()
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap_or_default()))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap_or_default(),
+            )
+        })
         .collect();
     v.sort();
     v
@@ -62,12 +68,18 @@ fn every_event_answers_as_the_protocol_says() {
         assert_eq!(code, 0, "{name}");
         assert_eq!(!stdout.is_empty(), prints, "{name}: {stdout}");
         if prints {
-            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name}: {e}: {stdout}"));
-            let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+            let v: serde_json::Value =
+                serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name}: {e}: {stdout}"));
+            let ctx = v["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap_or_default();
             assert!(ctx.starts_with("<rolling-memory"), "{name}: {ctx}");
         }
         // Every modelled event leaves a job for the daemon.
-        assert!(env.state.join("spool/fixture-session.jsonl").exists(), "{name}: nothing spooled");
+        assert!(
+            env.state.join("spool/fixture-session.jsonl").exists(),
+            "{name}: nothing spooled"
+        );
         let stdout = stdout.replace(&env.dir.path().display().to_string(), "[TMP]");
         snap!(format!("hook_{name}"), shown(&stdout, code));
     }
@@ -78,7 +90,9 @@ fn bad_input_is_silent_exits_zero_and_loses_nothing() {
     let env = seeded();
     let before = session_files(&env);
     let oversized = {
-        let mut v = br#"{"session_id":"fixture-session","hook_event_name":"UserPromptSubmit","prompt":""#.to_vec();
+        let mut v =
+            br#"{"session_id":"fixture-session","hook_event_name":"UserPromptSubmit","prompt":""#
+                .to_vec();
         v.extend(std::iter::repeat_n(b'a', 1_100_000));
         v.extend(br#""}"#);
         v
@@ -98,10 +112,22 @@ fn bad_input_is_silent_exits_zero_and_loses_nothing() {
         let (stdout, code) = env.hook(&payload);
         assert_eq!((stdout.as_str(), code), ("", 0), "{name}");
         let log_after = env.log().lines().count();
-        assert_eq!(log_after > log_before, logged, "{name}: log:\n{}", env.log());
-        assert_eq!(session_files(&env), before, "{name} changed the session's files");
+        assert_eq!(
+            log_after > log_before,
+            logged,
+            "{name}: log:\n{}",
+            env.log()
+        );
+        assert_eq!(
+            session_files(&env),
+            before,
+            "{name} changed the session's files"
+        );
     }
-    assert!(!env.state.join("spool/fixture-session.jsonl").exists(), "bad input spooled a job");
+    assert!(
+        !env.state.join("spool/fixture-session.jsonl").exists(),
+        "bad input spooled a job"
+    );
     assert!(env.log().contains("empty hook payload"), "{}", env.log());
 }
 
@@ -121,8 +147,16 @@ fn an_unwritable_state_home_is_silent() {
     let file = env.dir.path().join("a-file");
     std::fs::write(&file, b"x").unwrap_or_else(|e| panic!("{e}"));
     let mut env2 = TestEnv::new();
-    env2.vars.push(("ROLLGRAPH_HOME".into(), file.join("sub").display().to_string()));
-    for name in ["user_prompt_submit", "session_start_startup", "stop", "session_end"] {
+    env2.vars.push((
+        "ROLLGRAPH_HOME".into(),
+        file.join("sub").display().to_string(),
+    ));
+    for name in [
+        "user_prompt_submit",
+        "session_start_startup",
+        "stop",
+        "session_end",
+    ] {
         let (stdout, code) = env2.hook(&fixture(name));
         assert_eq!((stdout.as_str(), code), ("", 0), "{name}");
     }
@@ -138,9 +172,10 @@ fn a_dead_daemons_socket_is_replaced_and_the_work_done() {
     assert_eq!(code, 0);
     assert!(stdout.contains("additionalContext"), "{stdout}");
     env.wait_for_daemon();
-    let state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(env.state.join("sessions/fixture-session/state.json")).unwrap_or_default())
-            .unwrap_or_default();
+    let state: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(env.state.join("sessions/fixture-session/state.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
     assert_eq!(state["turn"], 3, "the spooled turn was processed: {state}");
 }
 
@@ -155,8 +190,13 @@ fn a_hung_daemon_does_not_block_the_hook() {
         assert_eq!(code, 0);
         assert!(stdout.contains("additionalContext"), "{stdout}");
     }
-    let spool = std::fs::read_to_string(env.state.join("spool/fixture-session.jsonl")).unwrap_or_default();
-    assert_eq!(spool.lines().count(), 3, "every turn waits in the spool: {spool}");
+    let spool =
+        std::fs::read_to_string(env.state.join("spool/fixture-session.jsonl")).unwrap_or_default();
+    assert_eq!(
+        spool.lines().count(),
+        3,
+        "every turn waits in the spool: {spool}"
+    );
     assert!(!spool_drained(&env.state));
 }
 
@@ -164,7 +204,11 @@ fn a_hung_daemon_does_not_block_the_hook() {
 fn two_hooks_at_once_both_answer_and_both_turns_are_kept() {
     let env = seeded();
     let spawn = |prompt: &str| {
-        let payload = env.payload("fixture-session", "UserPromptSubmit", serde_json::json!({"prompt": prompt}));
+        let payload = env.payload(
+            "fixture-session",
+            "UserPromptSubmit",
+            serde_json::json!({"prompt": prompt}),
+        );
         let mut c = env
             .cmd(&["hook", "claude"])
             .stdin(Stdio::piped())
@@ -186,9 +230,10 @@ fn two_hooks_at_once_both_answer_and_both_turns_are_kept() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("additionalContext"));
     }
     env.wait_for_daemon();
-    let state: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(env.state.join("sessions/fixture-session/state.json")).unwrap_or_default())
-            .unwrap_or_default();
+    let state: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(env.state.join("sessions/fixture-session/state.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
     assert_eq!(state["turn"], 4, "both turns reached the session: {state}");
 }
 
@@ -196,7 +241,11 @@ fn two_hooks_at_once_both_answer_and_both_turns_are_kept() {
 fn it_can_be_turned_off_per_session_and_per_project() {
     let mut env = seeded();
     env.vars.push(("ROLLGRAPH_DISABLE".into(), "1".into()));
-    let payload = env.payload("fixture-session", "UserPromptSubmit", serde_json::json!({"prompt": "hello"}));
+    let payload = env.payload(
+        "fixture-session",
+        "UserPromptSubmit",
+        serde_json::json!({"prompt": "hello"}),
+    );
     assert_eq!(env.hook(&payload), (String::new(), 0));
     env.vars.clear();
     std::fs::write(env.project.join(".rollgraph-off"), b"").unwrap_or_else(|e| panic!("{e}"));
@@ -211,7 +260,11 @@ fn it_can_be_turned_off_per_session_and_per_project() {
 fn secrets_are_redacted_before_they_are_spooled() {
     let env = seeded();
     let secret = "re_8sJk2LmQ9xVbN4pT7wZc1";
-    let p = env.payload("fixture-session", "UserPromptSubmit", serde_json::json!({"prompt": format!("RESEND_API_KEY={secret} wire it up")}));
+    let p = env.payload(
+        "fixture-session",
+        "UserPromptSubmit",
+        serde_json::json!({"prompt": format!("RESEND_API_KEY={secret} wire it up")}),
+    );
     assert_eq!(env.hook(&p).1, 0);
     let s = env.payload("fixture-session", "Stop", serde_json::json!({"last_assistant_message": format!("Set RESEND_API_KEY={secret} in .env")}));
     assert_eq!(env.hook(&s), (String::new(), 0));
@@ -221,7 +274,11 @@ fn secrets_are_redacted_before_they_are_spooled() {
     env.wait_for_daemon();
     for entry in walk(&env.state) {
         let bytes = std::fs::read(&entry).unwrap_or_default();
-        assert!(!String::from_utf8_lossy(&bytes).contains(secret), "secret reached {}", entry.display());
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "secret reached {}",
+            entry.display()
+        );
     }
 }
 

@@ -102,13 +102,18 @@ impl TestEnv {
             // A hook may exit without reading everything: not an error here.
             let _ = i.write_all(stdin);
         }
-        child.wait_with_output().unwrap_or_else(|e| panic!("wait: {e}"))
+        child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("wait: {e}"))
     }
 
     /// Runs `rollgraph hook claude` on a payload: (stdout, exit code).
     pub fn hook(&self, payload: &[u8]) -> (String, i32) {
         let out = self.run(&["hook", "claude"], payload);
-        (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code().unwrap_or(-1))
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code().unwrap_or(-1),
+        )
     }
 
     /// A hook payload for this environment's project.
@@ -149,12 +154,15 @@ impl TestEnv {
 
     /// Waits until the daemon has processed every spooled job.
     pub fn wait_for_daemon(&self) {
-        wait_until("the daemon to drain the spools", || spool_drained(&self.state));
+        wait_until("the daemon to drain the spools", || {
+            spool_drained(&self.state)
+        });
     }
 
     /// Seeds a session with a few turns run through the heuristic probe.
     pub fn seed_session(&self, session: &str, prompts: &[&str]) {
-        let mut s = Session::open(&self.state_home(), session, Config::default()).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = Session::open(&self.state_home(), session, Config::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         s.state.cwd = Some(self.project.display().to_string());
         let now = rollgraph_engine::clock::parse_time(NOW).unwrap_or_default();
         for (i, p) in prompts.iter().enumerate() {
@@ -179,10 +187,14 @@ impl Drop for TestEnv {
 /// Whether every spool has been processed up to its end.
 pub fn spool_drained(state: &Path) -> bool {
     let spool = state.join("spool");
-    let Ok(rd) = std::fs::read_dir(&spool) else { return true };
+    let Ok(rd) = std::fs::read_dir(&spool) else {
+        return true;
+    };
     rd.flatten().all(|e| {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(session) = name.strip_suffix(".jsonl") else { return true };
+        let Some(session) = name.strip_suffix(".jsonl") else {
+            return true;
+        };
         let len = e.metadata().map(|m| m.len()).unwrap_or(0);
         let off: u64 = std::fs::read_to_string(spool.join(format!("{session}.off")))
             .ok()
@@ -207,7 +219,10 @@ pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 /// Whether a process is alive (a zombie counts as dead).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
         Err(_) => false,
     }
 }

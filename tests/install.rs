@@ -42,12 +42,19 @@ fn install_is_idempotent_keeps_other_hooks_and_uninstall_restores() {
         "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "~/bin/my-prompt-hook"}]}],
                   "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard"}]}]}
     });
-    std::fs::write(&settings, serde_json::to_vec_pretty(&original).unwrap_or_default()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        &settings,
+        serde_json::to_vec_pretty(&original).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 
     let out = env.run(&["install", "claude"], b"");
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("claude mcp add --scope user rollgraph"), "{stdout}");
+    assert!(
+        stdout.contains("claude mcp add --scope user rollgraph"),
+        "{stdout}"
+    );
     let v = read(&settings);
     assert_eq!(v["model"], "opus");
     assert_eq!(v["permissions"], original["permissions"]);
@@ -56,14 +63,27 @@ fn install_is_idempotent_keeps_other_hooks_and_uninstall_restores() {
     assert_eq!(prompt.len(), 2, "{prompt:?}");
     assert_eq!(prompt[0], "~/bin/my-prompt-hook");
     assert!(prompt[1].ends_with("rollgraph hook claude"), "{prompt:?}");
-    for event in ["SessionStart", "PreCompact", "PostCompact", "SessionEnd", "Stop"] {
+    for event in [
+        "SessionStart",
+        "PreCompact",
+        "PostCompact",
+        "SessionEnd",
+        "Stop",
+    ] {
         assert_eq!(commands(&v, event).len(), 1, "{event}");
     }
-    assert_eq!(v["hooks"]["SessionStart"][0]["matcher"], "startup|resume|clear|compact");
+    assert_eq!(
+        v["hooks"]["SessionStart"][0]["matcher"],
+        "startup|resume|clear|compact"
+    );
     assert_eq!(v["hooks"]["UserPromptSubmit"][1]["hooks"][0]["timeout"], 5);
     let baks = backups(&dir);
     assert_eq!(baks.len(), 1);
-    assert_eq!(read(&dir.join(&baks[0])), original, "the backup is the original");
+    assert_eq!(
+        read(&dir.join(&baks[0])),
+        original,
+        "the backup is the original"
+    );
 
     // Twice changes nothing and makes no second backup.
     let text = std::fs::read(&settings).unwrap_or_default();
@@ -85,19 +105,29 @@ fn install_into_a_fresh_home_and_a_project() {
     assert!(out.status.success(), "{out:?}");
     let user = env.home.join(".claude/settings.json");
     assert_eq!(commands(&read(&user), "UserPromptSubmit").len(), 1);
-    assert!(backups(&env.home.join(".claude")).is_empty(), "nothing to back up");
+    assert!(
+        backups(&env.home.join(".claude")).is_empty(),
+        "nothing to back up"
+    );
 
     let out = env.run(&["install", "claude", "--project"], b"");
     assert!(out.status.success(), "{out:?}");
     let project = env.project.join(".claude/settings.json");
     assert_eq!(commands(&read(&project), "Stop").len(), 1);
     let mcp = read(&env.project.join(".mcp.json"));
-    assert_eq!(mcp["mcpServers"]["rollgraph"]["args"], json!(["mcp"]), "{mcp}");
+    assert_eq!(
+        mcp["mcpServers"]["rollgraph"]["args"],
+        json!(["mcp"]),
+        "{mcp}"
+    );
 
     let out = env.run(&["uninstall", "claude", "--project"], b"");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(read(&project), json!({}));
-    assert_eq!(read(&env.project.join(".mcp.json")), json!({"mcpServers": {}}));
+    assert_eq!(
+        read(&env.project.join(".mcp.json")),
+        json!({"mcpServers": {}})
+    );
     // The user's install is untouched by the project's uninstall.
     assert_eq!(commands(&read(&user), "UserPromptSubmit").len(), 1);
 }
@@ -110,6 +140,12 @@ fn a_broken_settings_file_is_left_alone() {
     std::fs::write(dir.join("settings.json"), b"{ not json").unwrap_or_else(|e| panic!("{e}"));
     let out = env.run(&["install", "claude"], b"");
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"), "{out:?}");
-    assert_eq!(std::fs::read(dir.join("settings.json")).unwrap_or_default(), b"{ not json");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not valid JSON"),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("settings.json")).unwrap_or_default(),
+        b"{ not json"
+    );
 }

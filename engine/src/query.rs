@@ -96,9 +96,10 @@ pub fn tokenize(text: &str) -> Vec<String> {
 }
 
 const STOP: &[&str] = &[
-    "the", "and", "for", "with", "that", "this", "what", "which", "who", "how", "why", "are", "was", "were", "is", "it", "its",
-    "of", "to", "in", "on", "at", "by", "an", "or", "be", "do", "did", "we", "us", "our", "you", "your", "me", "my", "about",
-    "from", "into", "any", "all", "there", "their", "them", "they", "when", "where", "use", "used",
+    "the", "and", "for", "with", "that", "this", "what", "which", "who", "how", "why", "are",
+    "was", "were", "is", "it", "its", "of", "to", "in", "on", "at", "by", "an", "or", "be", "do",
+    "did", "we", "us", "our", "you", "your", "me", "my", "about", "from", "into", "any", "all",
+    "there", "their", "them", "they", "when", "where", "use", "used",
 ];
 
 /// A crude English stemmer: enough that "retries" finds "retry" and
@@ -110,10 +111,10 @@ fn stem(w: &str) -> String {
             return format!("{s}y");
         }
         for suf in ["ing", "ed", "es"] {
-            if let Some(s) = w.strip_suffix(suf) {
-                if s.chars().count() >= 3 {
-                    return s.to_owned();
-                }
+            if let Some(s) = w.strip_suffix(suf)
+                && s.chars().count() >= 3
+            {
+                return s.to_owned();
             }
         }
     }
@@ -127,7 +128,11 @@ fn stem(w: &str) -> String {
 fn node_fields(n: &Node) -> [(&'static str, Vec<String>); 3] {
     let aliases: Vec<String> = n.aliases.iter().flat_map(|a| tokenize(a)).collect();
     let detail = n.detail.as_deref().map(tokenize).unwrap_or_default();
-    [("label", tokenize(&n.label)), ("alias", aliases), ("detail", detail)]
+    [
+        ("label", tokenize(&n.label)),
+        ("alias", aliases),
+        ("detail", detail),
+    ]
 }
 
 /// BM25 scores of every node that matches at least one query word, best
@@ -144,7 +149,12 @@ pub fn lexical_scores(graph: &Graph, text: &str) -> Vec<LexicalScore> {
         tf: HashMap<&'a str, (f64, &'static str)>,
         len: f64,
     }
-    let fields: Vec<(&Node, [(&'static str, Vec<String>); 3])> = graph.nodes().into_iter().map(|n| (n, node_fields(n))).collect();
+    type Fields = [(&'static str, Vec<String>); 3];
+    let fields: Vec<(&Node, Fields)> = graph
+        .nodes()
+        .into_iter()
+        .map(|n| (n, node_fields(n)))
+        .collect();
     let docs: Vec<Doc<'_>> = fields
         .iter()
         .map(|(n, fs)| {
@@ -165,14 +175,23 @@ pub fn lexical_scores(graph: &Graph, text: &str) -> Vec<LexicalScore> {
     let avg = (docs.iter().map(|d| d.len).sum::<f64>() / n).max(1.0);
     let df: HashMap<&str, f64> = q
         .iter()
-        .map(|t| (t.as_str(), docs.iter().filter(|d| d.tf.contains_key(t.as_str())).count() as f64))
+        .map(|t| {
+            (
+                t.as_str(),
+                docs.iter()
+                    .filter(|d| d.tf.contains_key(t.as_str()))
+                    .count() as f64,
+            )
+        })
         .collect();
     let mut out: Vec<LexicalScore> = Vec::new();
     for d in &docs {
         let mut score = 0.0;
         let mut matched = Vec::new();
         for t in &q {
-            let Some(&(f, field)) = d.tf.get(t.as_str()) else { continue };
+            let Some(&(f, field)) = d.tf.get(t.as_str()) else {
+                continue;
+            };
             let df = df.get(t.as_str()).copied().unwrap_or(0.0);
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             score += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * d.len / avg));
@@ -211,19 +230,32 @@ pub fn query(graph: &Graph, text: &str, opts: &QueryOptions) -> Vec<QueryHit> {
     let mut relevance: BTreeMap<NodeId, (f64, Vec<String>)> = BTreeMap::new();
     for l in &lex {
         let s = l.score / top;
-        let words: Vec<String> = l.matched.iter().map(|(w, f)| format!("\"{w}\" in {f}")).collect();
-        relevance.insert(l.id.clone(), (s, vec![format!("matched {}", words.join(", "))]));
+        let words: Vec<String> = l
+            .matched
+            .iter()
+            .map(|(w, f)| format!("\"{w}\" in {f}"))
+            .collect();
+        relevance.insert(
+            l.id.clone(),
+            (s, vec![format!("matched {}", words.join(", "))]),
+        );
     }
     // Follow edges from the seeds; a neighbour keeps its best path.
     for l in &lex {
         let seed_score = l.score / top;
-        let Some(seed) = graph.node(&l.id) else { continue };
+        let Some(seed) = graph.node(&l.id) else {
+            continue;
+        };
         let mut frontier: Vec<(NodeId, f64)> = vec![(l.id.clone(), seed_score)];
         for hop in 1..=opts.hops {
             let mut next = Vec::new();
             for (id, s) in &frontier {
                 for e in graph.edges_of(id) {
-                    let (other, dir) = if &e.source == id { (&e.target, "→") } else { (&e.source, "←") };
+                    let (other, dir) = if &e.source == id {
+                        (&e.target, "→")
+                    } else {
+                        (&e.source, "←")
+                    };
                     let ns = s * opts.hop_decay * e.weight.clamp(0.0, 1.0);
                     if ns <= 0.0 || other == &l.id {
                         continue;
@@ -231,12 +263,18 @@ pub fn query(graph: &Graph, text: &str, opts: &QueryOptions) -> Vec<QueryHit> {
                     let via = if hop == 1 {
                         format!("via {} {dir} {}", e.kind.as_str(), seed.label)
                     } else {
-                        format!("{hop} hops from {} (last: {} {dir})", seed.label, e.kind.as_str())
+                        format!(
+                            "{hop} hops from {} (last: {} {dir})",
+                            seed.label,
+                            e.kind.as_str()
+                        )
                     };
                     let entry = relevance.entry(other.clone()).or_insert((0.0, Vec::new()));
                     if ns > entry.0 {
                         // A direct word match stays the first reason.
-                        if entry.0 == 0.0 || !entry.1.first().is_some_and(|r| r.starts_with("matched")) {
+                        if entry.0 == 0.0
+                            || !entry.1.first().is_some_and(|r| r.starts_with("matched"))
+                        {
                             entry.1 = vec![via];
                         } else if !entry.1.contains(&via) {
                             entry.1.push(via);
@@ -255,13 +293,18 @@ pub fn query(graph: &Graph, text: &str, opts: &QueryOptions) -> Vec<QueryHit> {
             let n = graph.node(&id)?;
             let age_h = ((opts.now - n.last_activated).num_seconds().max(0) as f64) / 3_600.0;
             let recency = (-age_h / opts.recency_half_life_hours.max(1e-6)).exp2();
-            let mut score = rel * (0.6 + 0.4 * n.weight.clamp(0.0, 1.0)) * (1.0 + opts.recency_bonus * recency);
+            let mut score =
+                rel * (0.6 + 0.4 * n.weight.clamp(0.0, 1.0)) * (1.0 + opts.recency_bonus * recency);
             why.push(ago(opts.now, n.last_activated));
             if let Some(newer) = graph.superseded_by(&id) {
                 score *= 0.6;
                 why.push(format!("superseded by {}", newer.label));
             }
-            if graph.edges_of(&id).iter().any(|e| e.kind == EdgeKind::Supersedes && e.source == id) {
+            if graph
+                .edges_of(&id)
+                .iter()
+                .any(|e| e.kind == EdgeKind::Supersedes && e.source == id)
+            {
                 why.push("current decision".into());
             }
             Some(QueryHit {
@@ -293,7 +336,13 @@ mod tests {
     }
 
     fn node(label: &str, domain: Domain, w: f64, detail: Option<&str>, at: &str) -> Node {
-        let mut n = Node::new(NodeId::slug(label).unwrap_or_else(|| panic!("slug {label}")), label, domain, w, t(at));
+        let mut n = Node::new(
+            NodeId::slug(label).unwrap_or_else(|| panic!("slug {label}")),
+            label,
+            domain,
+            w,
+            t(at),
+        );
         n.detail = detail.map(str::to_owned);
         n
     }
@@ -310,11 +359,41 @@ mod tests {
 
     fn graph() -> Graph {
         let mut g = Graph::new();
-        g.upsert_node(node("Resend", Domain::Technical, 0.4, Some("transactional email provider"), "2026-11-02T08:00:00Z"));
-        g.upsert_node(node("Bento", Domain::Technical, 0.8, Some("email provider for dunning mails"), "2026-11-02T09:50:00Z"));
-        g.upsert_node(node("dunning retries", Domain::Project, 0.7, Some("retry schedule 1, 3, 7 days"), "2026-11-02T09:40:00Z"));
-        g.upsert_node(node("Priya Raman", Domain::Relationship, 0.6, Some("reviews billing code"), "2026-11-01T10:00:00Z"));
-        g.upsert_node(node("short answers", Domain::Personal, 0.5, None, "2026-10-20T10:00:00Z"));
+        g.upsert_node(node(
+            "Resend",
+            Domain::Technical,
+            0.4,
+            Some("transactional email provider"),
+            "2026-11-02T08:00:00Z",
+        ));
+        g.upsert_node(node(
+            "Bento",
+            Domain::Technical,
+            0.8,
+            Some("email provider for dunning mails"),
+            "2026-11-02T09:50:00Z",
+        ));
+        g.upsert_node(node(
+            "dunning retries",
+            Domain::Project,
+            0.7,
+            Some("retry schedule 1, 3, 7 days"),
+            "2026-11-02T09:40:00Z",
+        ));
+        g.upsert_node(node(
+            "Priya Raman",
+            Domain::Relationship,
+            0.6,
+            Some("reviews billing code"),
+            "2026-11-01T10:00:00Z",
+        ));
+        g.upsert_node(node(
+            "short answers",
+            Domain::Personal,
+            0.5,
+            None,
+            "2026-10-20T10:00:00Z",
+        ));
         edge(&mut g, "Bento", EdgeKind::Supersedes, "Resend");
         edge(&mut g, "dunning retries", EdgeKind::Uses, "Bento");
         edge(&mut g, "Priya Raman", EdgeKind::Owns, "dunning retries");
@@ -323,7 +402,10 @@ mod tests {
 
     #[test]
     fn tokenize_stems_and_drops_stop_words() {
-        assert_eq!(tokenize("What about the Retries of webhooks?"), vec!["retry", "webhook"]);
+        assert_eq!(
+            tokenize("What about the Retries of webhooks?"),
+            vec!["retry", "webhook"]
+        );
     }
 
     #[test]
@@ -331,7 +413,10 @@ mod tests {
         let g = graph();
         let l = lexical_scores(&g, "email provider");
         assert!(l.len() >= 2);
-        assert!(l.iter().all(|x| x.matched.iter().any(|(_, f)| *f == "detail")));
+        assert!(
+            l.iter()
+                .all(|x| x.matched.iter().any(|(_, f)| *f == "detail"))
+        );
         let l = lexical_scores(&g, "bento");
         assert_eq!(l.first().map(|x| x.id.as_str()), Some("bento"));
         assert_eq!(l[0].matched, vec![("bento".to_string(), "label")]);
@@ -340,29 +425,66 @@ mod tests {
     #[test]
     fn query_says_why_and_follows_edges() {
         let g = graph();
-        let hits = query(&g, "who owns the retries?", &QueryOptions::at(t("2026-11-02T10:00:00Z")));
+        let hits = query(
+            &g,
+            "who owns the retries?",
+            &QueryOptions::at(t("2026-11-02T10:00:00Z")),
+        );
         let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids.first(), Some(&"dunning-retries"), "{hits:#?}");
-        assert!(hits[0].why[0].contains("\"retry\" in label"), "{:?}", hits[0].why);
-        let priya = hits.iter().find(|h| h.id.as_str() == "priya-raman").unwrap_or_else(|| panic!("{hits:#?}"));
-        assert!(priya.why.iter().any(|w| w.contains("via owns")), "{:?}", priya.why);
-        assert!(priya.why.iter().any(|w| w.starts_with("active")), "{:?}", priya.why);
+        assert!(
+            hits[0].why[0].contains("\"retry\" in label"),
+            "{:?}",
+            hits[0].why
+        );
+        let priya = hits
+            .iter()
+            .find(|h| h.id.as_str() == "priya-raman")
+            .unwrap_or_else(|| panic!("{hits:#?}"));
+        assert!(
+            priya.why.iter().any(|w| w.contains("via owns")),
+            "{:?}",
+            priya.why
+        );
+        assert!(
+            priya.why.iter().any(|w| w.starts_with("active")),
+            "{:?}",
+            priya.why
+        );
     }
 
     #[test]
     fn newer_decision_outranks_the_superseded_one() {
         let g = graph();
-        let hits = query(&g, "email provider", &QueryOptions::at(t("2026-11-02T10:00:00Z")));
+        let hits = query(
+            &g,
+            "email provider",
+            &QueryOptions::at(t("2026-11-02T10:00:00Z")),
+        );
         let pos = |id: &str| hits.iter().position(|h| h.id.as_str() == id);
         assert!(pos("bento") < pos("resend"), "{hits:#?}");
-        let resend = hits.iter().find(|h| h.id.as_str() == "resend").unwrap_or_else(|| panic!("{hits:#?}"));
-        assert!(resend.why.iter().any(|w| w == "superseded by Bento"), "{:?}", resend.why);
+        let resend = hits
+            .iter()
+            .find(|h| h.id.as_str() == "resend")
+            .unwrap_or_else(|| panic!("{hits:#?}"));
+        assert!(
+            resend.why.iter().any(|w| w == "superseded by Bento"),
+            "{:?}",
+            resend.why
+        );
     }
 
     #[test]
     fn no_match_means_no_hits() {
         let g = graph();
-        assert!(query(&g, "kubernetes", &QueryOptions::at(t("2026-11-02T10:00:00Z"))).is_empty());
+        assert!(
+            query(
+                &g,
+                "kubernetes",
+                &QueryOptions::at(t("2026-11-02T10:00:00Z"))
+            )
+            .is_empty()
+        );
         assert!(query(&g, "", &QueryOptions::at(t("2026-11-02T10:00:00Z"))).is_empty());
     }
 }
