@@ -274,7 +274,8 @@ fn handle(host: Host) -> Result<()> {
                     errors.push(format!("{e:#}"));
                     0
                 });
-            let prompt = redact::redact_owned(&spool::bounded(prompt));
+            // Redact before cutting: a cut could split a secret past recognition.
+            let prompt = spool::bounded(&redact::redact_owned(prompt));
             let gate = match inline_gate(&home, &env.session, &prompt) {
                 Ok(d) => Some(d),
                 Err(e) => {
@@ -297,7 +298,7 @@ fn handle(host: Host) -> Result<()> {
         }),
         Event::Stop { reply } => match reply.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
             Some(r) => {
-                let text = redact::redact_owned(&spool::bounded(r));
+                let text = spool::bounded(&redact::redact_owned(r));
                 if let Err(e) = remember_reply(&home, &env.session, &text) {
                     errors.push(format!("gate state: {e:#}"));
                 }

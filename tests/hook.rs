@@ -294,3 +294,20 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_secret_at_the_length_cut_is_redacted_whole() {
+    let env = seeded();
+    // The prompt is cut to 16,000 characters; the key straddles the cut.
+    let prompt = format!("{}token re_8sJk2LmQ9xVbN4pT7wZc1 more", "a ".repeat(7_990));
+    let p = env.payload(
+        "fixture-session",
+        "UserPromptSubmit",
+        serde_json::json!({"prompt": prompt}),
+    );
+    assert_eq!(env.hook(&p).1, 0);
+    let spool = std::fs::read_to_string(env.state.join("spool/fixture-session.jsonl"))
+        .unwrap_or_default();
+    assert!(spool.contains("[REDACTED"), "the key was not redacted");
+    assert!(!spool.contains("re_8sJk2L"), "part of the key reached the spool");
+}
