@@ -81,3 +81,19 @@ pub fn pick_session(home: &Home, explicit: Option<&str>) -> Result<String> {
     best.map(|b| b.2)
         .with_context(|| format!("no sessions under {} (run `rollgraph replay` or use the hook first)", home.root().display()))
 }
+
+/// Loads the local embedding model for a long-lived command, if enabled and
+/// provisioned; otherwise prints the one-line notice and runs lexically.
+pub fn load_semantic(config: &Config) -> Option<rollgraph_engine::semantic::Semantic> {
+    if !config.embed.enabled {
+        return None;
+    }
+    let (embedder, notice) = rollgraph_engine::embed::load_optional(&rollgraph_engine::embed::EmbedPaths::discover());
+    if let Some(n) = notice {
+        eprintln!("note: {n}");
+    }
+    embedder.map(|embedder| rollgraph_engine::semantic::Semantic {
+        embedder,
+        index: rollgraph_engine::semantic::VectorIndex::new(),
+    })
+}

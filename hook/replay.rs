@@ -114,6 +114,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     session.state.cwd = t.cwd.clone();
     session.state.transcript = Some(args.transcript.display().to_string());
 
+    session.semantic = crate::common::load_semantic(&config);
     let mut probe: Box<dyn Probe> = Box::new(HeuristicProbe::new(config.probe.clone()));
     for w in &t.warnings {
         eprintln!("warning: {w}");
@@ -215,6 +216,11 @@ pub fn drive(session: &mut Session, t: &Transcript, probe: &mut dyn Probe, verbo
                         Ok(o) => {
                             if let Some(r) = o.rejected {
                                 eprintln!("turn {}: patch rejected: {r}", turn.index);
+                            }
+                            if verbose {
+                                for (proposed, into) in &o.merged {
+                                    eprintln!("turn {:>3}: merged new {proposed} into {into} (near-duplicate)", turn.index);
+                                }
                             }
                         }
                         Err(e) => eprintln!("turn {}: {e}", turn.index),

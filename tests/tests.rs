@@ -12,3 +12,5 @@ mod props;
 mod crash;
 /// Bad input on the CLI: broken transcripts, missing files, unwritable state.
 mod bad_input;
+/// The local embedding model: near-duplicate merge, the lexical fallback.
+mod semantic;

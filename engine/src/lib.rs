@@ -23,6 +23,7 @@ pub mod patch;
 pub mod probe;
 pub mod redact;
 pub mod render;
+pub mod semantic;
 pub mod session;
 pub mod stats;
 pub mod store;

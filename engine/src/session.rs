@@ -27,6 +27,7 @@ use crate::graph::{EdgeKind, Graph, GraphDoc, NodeId};
 use crate::patch::{self, ApplyReport, PatchError, PatchRules};
 use crate::probe::{Probe, ProbeInput, Usage};
 use crate::render::{self, Render, RenderContext};
+use crate::semantic::Semantic;
 use crate::stats::Stats;
 use crate::store::{Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, write_atomic, write_json};
 use crate::transcript::Turn;
@@ -112,6 +113,9 @@ pub struct CycleOutcome {
     pub decay: DecayReport,
     /// The new render's size.
     pub render_tokens: usize,
+    /// Proposed new nodes folded into existing near-duplicates: (proposed, existing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<(String, String)>,
 }
 
 /// Why a session operation failed.
@@ -139,6 +143,8 @@ pub struct Session {
     pub state: SessionState,
     /// What loading found (snapshot, replayed entries, torn tail).
     pub load: LoadReport,
+    /// The local embedding model and node vectors, when this process has them.
+    pub semantic: Option<Semantic>,
     journal: Journal,
     applied: VecDeque<String>,
     since_snapshot: u32,
@@ -256,6 +262,7 @@ impl Session {
             graph,
             state,
             load,
+            semantic: None,
             journal,
             applied,
             since_snapshot,
@@ -329,6 +336,19 @@ impl Session {
         let probe_id = format!("{}-{}-{}", self.state.session, self.state.turn, self.state.probe_seq);
         let turns: Vec<Turn> = self.state.pending.iter().cloned().collect();
         let turns = trim_input(turns, self.config.probe.max_input_chars);
+        // Nodes close in meaning to what the user said join the focus.
+        let mut semantic_hits: Vec<NodeId> = Vec::new();
+        if self.config.embed.enabled {
+            if let Some(sem) = self.semantic.as_mut() {
+                let text: String = turns.iter().map(|t| t.user.as_str()).collect::<Vec<_>>().join("\n");
+                if !text.trim().is_empty() {
+                    semantic_hits = crate::semantic::semantic_focus(&self.graph, sem, &text, self.config.embed.proactive_threshold, 3)
+                        .into_iter()
+                        .map(|(id, _)| id)
+                        .collect();
+                }
+            }
+        }
         let input = ProbeInput {
             session: &self.state.session,
             probe_id: probe_id.clone(),
@@ -346,7 +366,9 @@ impl Session {
                 return Err(SessionError::Probe(e.to_string()));
             }
         };
-        let outcome = self.apply_probe(&probe_id, &out.source, out.patch.ops, &out.mentioned, out.usage, now)?;
+        let mut mentioned = out.mentioned;
+        mentioned.extend(semantic_hits);
+        let outcome = self.apply_probe(&probe_id, &out.source, out.patch.ops, &mentioned, out.usage, now)?;
         Ok(outcome)
     }
 
@@ -372,6 +394,15 @@ impl Session {
         }
         self.state.stats.probe(source, usage);
         let rules = rules(&self.config);
+        // A new node that means the same as an existing one becomes that node.
+        let ops = match (self.config.embed.enabled, self.semantic.as_mut()) {
+            (true, Some(sem)) => {
+                let (ops, merges) = crate::semantic::merge_near_duplicates(ops, &self.graph, sem, self.config.embed.duplicate_threshold);
+                outcome.merged = merges.iter().map(|m| (m.proposed.to_string(), m.into.to_string())).collect();
+                ops
+            }
+            _ => ops,
+        };
         let (ops, prepared) = match patch::prepare(&self.graph, &ops, &rules) {
             Ok(p) => (ops, Some(p)),
             Err(e) => {
