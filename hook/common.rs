@@ -60,10 +60,14 @@ pub fn pick_session(home: &Home, explicit: Option<&str>) -> Result<String> {
         }
         return Ok(id.to_owned());
     }
-    let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|p| p.display().to_string());
     let mut best: Option<(bool, std::time::SystemTime, String)> = None;
     for id in home.sessions() {
-        let Ok(dir) = home.session_dir(&id) else { continue };
+        let Ok(dir) = home.session_dir(&id) else {
+            continue;
+        };
         let state_path = dir.join("state.json");
         let mtime = std::fs::metadata(&state_path)
             .and_then(|m| m.modified())
@@ -78,8 +82,12 @@ pub fn pick_session(home: &Home, explicit: Option<&str>) -> Result<String> {
             best = Some(key);
         }
     }
-    best.map(|b| b.2)
-        .with_context(|| format!("no sessions under {} (run `rollgraph replay` or use the hook first)", home.root().display()))
+    best.map(|b| b.2).with_context(|| {
+        format!(
+            "no sessions under {} (run `rollgraph replay` or use the hook first)",
+            home.root().display()
+        )
+    })
 }
 
 /// Loads the local embedding model for a long-lived command, if enabled and
@@ -88,7 +96,8 @@ pub fn load_semantic(config: &Config) -> Option<rollgraph_engine::semantic::Sema
     if !config.embed.enabled {
         return None;
     }
-    let (embedder, notice) = rollgraph_engine::embed::load_optional(&rollgraph_engine::embed::EmbedPaths::discover());
+    let (embedder, notice) =
+        rollgraph_engine::embed::load_optional(&rollgraph_engine::embed::EmbedPaths::discover());
     if let Some(n) = notice {
         eprintln!("note: {n}");
     }

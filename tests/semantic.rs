@@ -21,7 +21,10 @@ fn semantic() -> Option<Semantic> {
         assert!(!required, "ROLLGRAPH_REQUIRE_MODEL=1 but {notice:?}");
         eprintln!("skipping: {notice:?}");
     }
-    embedder.map(|embedder| Semantic { embedder, index: VectorIndex::new() })
+    embedder.map(|embedder| Semantic {
+        embedder,
+        index: VectorIndex::new(),
+    })
 }
 
 fn node(label: &str, kind: NodeKind, domain: Domain) -> Node {
@@ -33,7 +36,8 @@ fn node(label: &str, kind: NodeKind, domain: Domain) -> Node {
 }
 
 fn add(n: &Node) -> json_patch::PatchOperation {
-    serde_json::from_value(json!({"op": "add", "path": format!("/nodes/{}", n.id), "value": n})).unwrap_or_else(|e| panic!("{e}"))
+    serde_json::from_value(json!({"op": "add", "path": format!("/nodes/{}", n.id), "value": n}))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -44,22 +48,64 @@ fn a_restated_preference_merges_into_the_old_one_but_files_never_do() {
     let mut s = Session::open(&home, "sem", Config::default()).unwrap_or_else(|e| panic!("{e}"));
     s.semantic = Some(sem);
     let now = DateTime::from_timestamp(1_793_600_100, 0).unwrap_or_default();
-    let old_pref = node("Keep explanations short, I skim", NodeKind::Preference, Domain::Personal);
+    let old_pref = node(
+        "Keep explanations short, I skim",
+        NodeKind::Preference,
+        Domain::Personal,
+    );
     let old_file = node("src/email/mod.rs", NodeKind::File, Domain::Technical);
-    s.apply_probe("p1", "test", vec![add(&old_pref), add(&old_file)], &[], None, now).unwrap_or_else(|e| panic!("{e}"));
+    s.apply_probe(
+        "p1",
+        "test",
+        vec![add(&old_pref), add(&old_file)],
+        &[],
+        None,
+        now,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 
-    let new_pref = node("Keep your explanations brief, I only skim them", NodeKind::Preference, Domain::Personal);
+    let new_pref = node(
+        "Keep your explanations brief, I only skim them",
+        NodeKind::Preference,
+        Domain::Personal,
+    );
     let new_file = node("src/email/sender.rs", NodeKind::File, Domain::Technical);
-    let out = s.apply_probe("p2", "test", vec![add(&new_pref), add(&new_file)], &[], None, now).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.merged, vec![(new_pref.id.to_string(), old_pref.id.to_string())], "{out:?}");
-    let kept = s.graph.node(&old_pref.id).cloned().unwrap_or_else(|| panic!("old preference gone"));
+    let out = s
+        .apply_probe(
+            "p2",
+            "test",
+            vec![add(&new_pref), add(&new_file)],
+            &[],
+            None,
+            now,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.merged,
+        vec![(new_pref.id.to_string(), old_pref.id.to_string())],
+        "{out:?}"
+    );
+    let kept = s
+        .graph
+        .node(&old_pref.id)
+        .cloned()
+        .unwrap_or_else(|| panic!("old preference gone"));
     assert!(kept.aliases.contains(&new_pref.label), "{kept:?}");
     assert!(!s.graph.contains(&new_pref.id));
-    assert!(s.graph.contains(&new_file.id), "a different file must stay its own node");
+    assert!(
+        s.graph.contains(&new_file.id),
+        "a different file must stay its own node"
+    );
 
     // Unrelated statements stay apart.
-    let other = node("I am off on Friday afternoons", NodeKind::Preference, Domain::Personal);
-    let out = s.apply_probe("p3", "test", vec![add(&other)], &[], None, now).unwrap_or_else(|e| panic!("{e}"));
+    let other = node(
+        "I am off on Friday afternoons",
+        NodeKind::Preference,
+        Domain::Personal,
+    );
+    let out = s
+        .apply_probe("p3", "test", vec![add(&other)], &[], None, now)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.merged.is_empty(), "{out:?}");
     assert!(s.graph.contains(&other.id));
 }

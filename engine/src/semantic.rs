@@ -110,7 +110,13 @@ impl VectorIndex {
     }
 
     /// Nodes most similar to `v` among those `filter` accepts, best first.
-    pub fn nearest(&self, g: &Graph, v: &Vector, limit: usize, filter: impl Fn(&Node) -> bool) -> Vec<(NodeId, f32)> {
+    pub fn nearest(
+        &self,
+        g: &Graph,
+        v: &Vector,
+        limit: usize,
+        filter: impl Fn(&Node) -> bool,
+    ) -> Vec<(NodeId, f32)> {
         let mut hits: Vec<(NodeId, f32)> = self
             .entries
             .iter()
@@ -136,7 +142,14 @@ pub struct Semantic {
 /// statements. Files and identifiers are exact (`mod.rs` ≠ `sender.rs`);
 /// decisions keep their own history; people merge by alias, not by meaning.
 pub fn mergeable(kind: NodeKind) -> bool {
-    matches!(kind, NodeKind::Entity | NodeKind::Project | NodeKind::Correction | NodeKind::Preference | NodeKind::Fact)
+    matches!(
+        kind,
+        NodeKind::Entity
+            | NodeKind::Project
+            | NodeKind::Correction
+            | NodeKind::Preference
+            | NodeKind::Fact
+    )
 }
 
 /// A new node folded into an existing one.
@@ -174,7 +187,11 @@ pub fn merge_near_duplicates(
     sem: &mut Semantic,
     threshold: f32,
 ) -> (Vec<PatchOperation>, Vec<Merge>) {
-    let adds: Vec<(String, Node)> = ops.iter().filter_map(node_add).filter(|(id, _)| NodeId::parse(id).is_some_and(|i| !g.contains(&i))).collect();
+    let adds: Vec<(String, Node)> = ops
+        .iter()
+        .filter_map(node_add)
+        .filter(|(id, _)| NodeId::parse(id).is_some_and(|i| !g.contains(&i)))
+        .collect();
     let candidates: Vec<&(String, Node)> = adds.iter().filter(|(_, n)| mergeable(n.kind)).collect();
     if candidates.is_empty() {
         return (ops, Vec::new());
@@ -200,20 +217,21 @@ pub fn merge_near_duplicates(
         let kind = node.kind;
         let best = sem
             .index
-            .nearest(g, &v, 1, |n| n.domain == domain && mergeable(n.kind) && same_family(n.kind, kind))
+            .nearest(g, &v, 1, |n| {
+                n.domain == domain && mergeable(n.kind) && same_family(n.kind, kind)
+            })
             .into_iter()
             .next();
-        if let Some((into, s)) = best {
-            if s >= threshold {
-                if let (Some(proposed), Some(existing)) = (NodeId::parse(id), g.node(&into)) {
-                    merges.push(Merge {
-                        proposed,
-                        into: into.clone(),
-                        similarity: s,
-                    });
-                    rename.insert(id.clone(), (into, existing.clone()));
-                }
-            }
+        if let Some((into, s)) = best
+            && s >= threshold
+            && let (Some(proposed), Some(existing)) = (NodeId::parse(id), g.node(&into))
+        {
+            merges.push(Merge {
+                proposed,
+                into: into.clone(),
+                similarity: s,
+            });
+            rename.insert(id.clone(), (into, existing.clone()));
         }
     }
     if merges.is_empty() {
@@ -222,14 +240,22 @@ pub fn merge_near_duplicates(
     let mut out: Vec<Value> = Vec::with_capacity(ops.len());
     let mut raised: BTreeMap<NodeId, Node> = BTreeMap::new();
     for op in &ops {
-        let Ok(mut v) = serde_json::to_value(op) else { continue };
-        let path = v.get("path").and_then(Value::as_str).unwrap_or("").to_owned();
+        let Ok(mut v) = serde_json::to_value(op) else {
+            continue;
+        };
+        let path = v
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         if let Some(id) = path.strip_prefix("/nodes/") {
             let (head, _) = id.split_once('/').unwrap_or((id, ""));
             if let Some((into, existing)) = rename.get(head) {
                 // The proposed node's ops fold into one update of the existing node.
                 let proposed = node_add(op).map(|(_, n)| n);
-                let entry = raised.entry(into.clone()).or_insert_with(|| existing.clone());
+                let entry = raised
+                    .entry(into.clone())
+                    .or_insert_with(|| existing.clone());
                 if let Some(p) = proposed {
                     entry.weight = entry.weight.max(p.weight).min(1.0);
                     entry.last_activated = entry.last_activated.max(p.last_activated);
@@ -246,8 +272,14 @@ pub fn merge_near_duplicates(
         }
         if let Some(key) = path.strip_prefix("/edges/") {
             let parts: Vec<&str> = key.splitn(3, '|').collect();
-            if parts.len() == 3 && (rename.contains_key(parts[0]) || rename.contains_key(parts[2])) {
-                let map = |s: &str| rename.get(s).map(|(id, _)| id.to_string()).unwrap_or_else(|| s.to_owned());
+            if parts.len() == 3 && (rename.contains_key(parts[0]) || rename.contains_key(parts[2]))
+            {
+                let map = |s: &str| {
+                    rename
+                        .get(s)
+                        .map(|(id, _)| id.to_string())
+                        .unwrap_or_else(|| s.to_owned())
+                };
                 let (s, t) = (map(parts[0]), map(parts[2]));
                 if s == t {
                     continue;
@@ -265,18 +297,32 @@ pub fn merge_near_duplicates(
     for (id, n) in raised {
         out.push(json!({"op": "add", "path": format!("/nodes/{id}"), "value": n}));
     }
-    let ops = out.into_iter().filter_map(|v| serde_json::from_value(v).ok()).collect();
+    let ops = out
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect();
     (ops, merges)
 }
 
 fn same_family(a: NodeKind, b: NodeKind) -> bool {
-    let standing = |k: NodeKind| matches!(k, NodeKind::Correction | NodeKind::Preference | NodeKind::Fact);
+    let standing = |k: NodeKind| {
+        matches!(
+            k,
+            NodeKind::Correction | NodeKind::Preference | NodeKind::Fact
+        )
+    };
     standing(a) == standing(b)
 }
 
 /// Nodes whose meaning is close to `text` (above the strict, proactive
 /// threshold): they join the focus even when no word matched.
-pub fn semantic_focus(g: &Graph, sem: &mut Semantic, text: &str, threshold: f32, limit: usize) -> Vec<(NodeId, f32)> {
+pub fn semantic_focus(
+    g: &Graph,
+    sem: &mut Semantic,
+    text: &str,
+    threshold: f32,
+    limit: usize,
+) -> Vec<(NodeId, f32)> {
     if let Err(e) = sem.index.sync(g, &mut sem.embedder, |n| n.weight >= 0.05) {
         tracing::warn!("embedding failed; lexical focus only: {e}");
         return Vec::new();
@@ -316,7 +362,7 @@ mod tests {
     #[test]
     fn rrf_rewards_agreement() {
         let lexical = vec![id("a"), id("b"), id("c")];
-        let semantic = vec![id("c"), id("b"), id("d")];
+        let semantic = vec![id("d"), id("b"), id("c")];
         let fused = rrf(&[lexical, semantic], 60.0);
         assert_eq!(fused[0].0, id("b"));
         assert_eq!(fused.len(), 4);
