@@ -2,7 +2,9 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{bench, daemon, expand, hook, inspect, install, mcp, query, reconcile, replay, review, seed};
+use crate::{
+    bench, daemon, expand, hook, inspect, install, mcp, query, reconcile, replay, review, seed,
+};
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
 #[derive(Debug, Parser)]

@@ -306,8 +306,11 @@ fn a_secret_at_the_length_cut_is_redacted_whole() {
         serde_json::json!({"prompt": prompt}),
     );
     assert_eq!(env.hook(&p).1, 0);
-    let spool = std::fs::read_to_string(env.state.join("spool/fixture-session.jsonl"))
-        .unwrap_or_default();
+    let spool =
+        std::fs::read_to_string(env.state.join("spool/fixture-session.jsonl")).unwrap_or_default();
     assert!(spool.contains("[REDACTED"), "the key was not redacted");
-    assert!(!spool.contains("re_8sJk2L"), "part of the key reached the spool");
+    assert!(
+        !spool.contains("re_8sJk2L"),
+        "part of the key reached the spool"
+    );
 }

@@ -6,14 +6,10 @@ mod common;
 /// A hermetic environment for hook, daemon, MCP and install tests (project dir, daemon helpers).
 mod hookenv;
 
-/// Replay of the example session: renders snapshotted at several points, the probe rate.
-mod replay;
-/// Random valid patches keep the graph consistent; random invalid ones change nothing.
-mod props;
-/// A replay killed at random points reloads with every acknowledged probe.
-mod crash;
 /// Bad input on the CLI: broken transcripts, missing files, unwritable state.
 mod bad_input;
+/// A replay killed at random points reloads with every acknowledged probe.
+mod crash;
 /// The daemon: a whole session of hook calls, single instance, idle exit.
 mod daemon;
 /// `rollgraph hook claude`: every event and every bad input, as a process.
@@ -22,5 +18,11 @@ mod hook;
 mod install;
 /// `rollgraph mcp` over stdio: initialize, tools/list, tools/call.
 mod mcp;
+/// Random valid patches keep the graph consistent; random invalid ones change nothing.
+mod props;
+/// Replay of the example session: renders snapshotted at several points, the probe rate.
+mod replay;
+/// The local embedding model: near-duplicate merge, the lexical fallback.
+mod semantic;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;

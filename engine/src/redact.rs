@@ -48,7 +48,9 @@ const ASSIGNMENT_PATTERN: &str = concat!(
 static RULES: [Rule; 6] = [
     Rule {
         kind: "private-key",
-        re: LazyLock::new(|| Regex::new(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)").ok()),
+        re: LazyLock::new(|| {
+            Regex::new(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)").ok()
+        }),
         group: 0,
         could_match: |t| t.contains("-----BEGIN "),
     },
@@ -60,13 +62,17 @@ static RULES: [Rule; 6] = [
     },
     Rule {
         kind: "url-credentials",
-        re: LazyLock::new(|| Regex::new(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:([^\s@/]{3,})@").ok()),
+        re: LazyLock::new(|| {
+            Regex::new(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:([^\s@/]{3,})@").ok()
+        }),
         group: 1,
         could_match: |t| t.contains("://") && t.contains('@'),
     },
     Rule {
         kind: "bearer",
-        re: LazyLock::new(|| Regex::new(r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9_\-\.=+/]{16,})").ok()),
+        re: LazyLock::new(|| {
+            Regex::new(r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9_\-\.=+/]{16,})").ok()
+        }),
         group: 1,
         could_match: |t| contains_any_ci(t, &["bearer", "basic", "token"]),
     },
@@ -76,14 +82,30 @@ static RULES: [Rule; 6] = [
         group: 1,
         could_match: |t| {
             (t.contains('=') || t.contains(':'))
-                && contains_any_ci(t, &["api", "secret", "token", "passw", "pwd", "credential", "private", "auth"])
+                && contains_any_ci(
+                    t,
+                    &[
+                        "api",
+                        "secret",
+                        "token",
+                        "passw",
+                        "pwd",
+                        "credential",
+                        "private",
+                        "auth",
+                    ],
+                )
         },
     },
     Rule {
         kind: "high-entropy",
         re: LazyLock::new(|| Regex::new(r"[A-Za-z0-9+_\-]{32,}={0,2}").ok()),
         group: 0,
-        could_match: |t| longest_run(t, |b| b.is_ascii_alphanumeric() || b == b'+' || b == b'_' || b == b'-') >= 32,
+        could_match: |t| {
+            longest_run(t, |b| {
+                b.is_ascii_alphanumeric() || b == b'+' || b == b'_' || b == b'-'
+            }) >= 32
+        },
     },
 ];
 
@@ -102,13 +124,35 @@ fn contains_any_ci(text: &str, needles: &[&str]) -> bool {
 /// left to the regex).
 fn at_word_start(text: &str, needle: &str) -> bool {
     let bytes = text.as_bytes();
-    text.match_indices(needle).any(|(i, _)| i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+    text.match_indices(needle)
+        .any(|(i, _)| i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
 }
 
 fn could_be_token(t: &str) -> bool {
     const STARTS: [&str; 23] = [
-        "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_", "whsec_", "re_", "ghp_", "gho_", "ghu_",
-        "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AKIA", "ASIA", "AIza", "npm_", "hf_", "SG.",
+        "sk-",
+        "sk_live_",
+        "sk_test_",
+        "rk_live_",
+        "rk_test_",
+        "pk_live_",
+        "pk_test_",
+        "whsec_",
+        "re_",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xox",
+        "AKIA",
+        "ASIA",
+        "AIza",
+        "npm_",
+        "hf_",
+        "SG.",
     ];
     STARTS.iter().any(|s| at_word_start(t, s)) || at_word_start(t, "eyJ")
 }
@@ -183,7 +227,10 @@ fn redact_with(text: &str, prefilter: bool) -> Redacted<'_> {
             current = Cow::Owned(out);
         }
     }
-    Redacted { text: current, count }
+    Redacted {
+        text: current,
+        count,
+    }
 }
 
 /// A long token mixing upper case, lower case and digits (hex hashes and
@@ -260,7 +307,8 @@ mod tests {
 
     #[test]
     fn redaction_is_idempotent() {
-        let once = redact_owned("key=re_8sJk2LmQ9xVbN4pT7wZc1 and sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu");
+        let once =
+            redact_owned("key=re_8sJk2LmQ9xVbN4pT7wZc1 and sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu");
         let twice = redact(&once);
         assert_eq!(twice.count, 0);
         assert_eq!(twice.text, once);
