@@ -46,6 +46,24 @@ pub struct HookArgs {
     pub host: Host,
 }
 
+/// `rollgraph hook <host>` exactly, read without clap; anything else
+/// (flags, help, an unknown host) goes through the full parser.
+pub fn fast_args() -> Option<HookArgs> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(cmd), Some(host), None) = (args.next(), args.next(), args.next()) else {
+        return None;
+    };
+    if cmd != "hook" {
+        return None;
+    }
+    let host = match host.to_str()? {
+        "claude" => Host::Claude,
+        "codex" => Host::Codex,
+        _ => return None,
+    };
+    Some(HookArgs { host })
+}
+
 /// Hosts whose hook protocol we speak.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Host {

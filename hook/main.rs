@@ -30,6 +30,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // The hook's fast path: `rollgraph hook <host>` skips building the whole
+    // command tree (a measurable part of a ~2 ms budget).
+    if let Some(args) = hook::fast_args() {
+        hook::run(args);
+        return ExitCode::SUCCESS;
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
