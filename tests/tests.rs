@@ -2,3 +2,6 @@
 
 // Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;
+
+// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
+mod review;

@@ -484,6 +484,11 @@ pub fn flag(
                 format!("anchor at its floor for {days:.0} days"),
             )
         } else {
+            // Personal and relationship knowledge graduates from the global store only.
+            let global_domain = matches!(n.domain, Domain::Personal | Domain::Relationship);
+            if global_domain != (store.key() == crate::warm::GLOBAL_KEY) {
+                continue;
+            }
             if graduation_blocker(&store.graph, &store.meta, n, config, now).is_some() {
                 continue;
             }
