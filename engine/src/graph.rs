@@ -435,7 +435,8 @@ fn check_unit(x: f64) -> bool {
     x.is_finite() && (0.0..=1.0).contains(&x)
 }
 
-fn validate_node(key: &str, n: &Node) -> Result<(), GraphError> {
+/// Checks one node of a document against its key and the field limits.
+pub fn check_node(key: &str, n: &Node) -> Result<(), GraphError> {
     if key != n.id.as_str() || NodeId::parse(key).is_none() {
         return Err(GraphError::BadNodeKey {
             key: key.to_owned(),
@@ -472,6 +473,26 @@ fn validate_node(key: &str, n: &Node) -> Result<(), GraphError> {
     Ok(())
 }
 
+/// Checks one edge of a document against its key and the field limits.
+pub fn check_edge(key: &str, edge: &Edge) -> Result<(), GraphError> {
+    if key != edge.key() {
+        return Err(GraphError::BadEdgeKey { key: key.to_owned() });
+    }
+    if !check_unit(edge.weight) {
+        return Err(GraphError::BadEdge {
+            key: key.to_owned(),
+            reason: format!("weight {} outside 0..1", edge.weight),
+        });
+    }
+    if edge.source == edge.target {
+        return Err(GraphError::BadEdge {
+            key: key.to_owned(),
+            reason: "an edge may not loop back to its own node".into(),
+        });
+    }
+    Ok(())
+}
+
 /// The in-memory graph: a petgraph `StableGraph` plus our id → index map.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
@@ -490,27 +511,13 @@ impl Graph {
     pub fn from_doc(doc: GraphDoc) -> Result<Graph, GraphError> {
         let mut g = Graph::new();
         for (key, node) in doc.nodes {
-            validate_node(&key, &node)?;
+            check_node(&key, &node)?;
             let id = node.id.clone();
             let ix = g.inner.add_node(node);
             g.index.insert(id, ix);
         }
         for (key, edge) in doc.edges {
-            if key != edge.key() {
-                return Err(GraphError::BadEdgeKey { key });
-            }
-            if !check_unit(edge.weight) {
-                return Err(GraphError::BadEdge {
-                    key,
-                    reason: format!("weight {} outside 0..1", edge.weight),
-                });
-            }
-            if edge.source == edge.target {
-                return Err(GraphError::BadEdge {
-                    key,
-                    reason: "an edge may not loop back to its own node".into(),
-                });
-            }
+            check_edge(&key, &edge)?;
             let (Some(&s), Some(&t)) = (g.index.get(&edge.source), g.index.get(&edge.target)) else {
                 let missing = if g.index.contains_key(&edge.source) {
                     edge.target.to_string()
@@ -595,6 +602,17 @@ impl Graph {
         let mut v: Vec<&Edge> = self.inner.edge_weights().collect();
         v.sort_by_key(|e| e.key());
         v
+    }
+
+    /// All edges in arbitrary (but stable for one process) order.
+    pub fn edges_unordered(&self) -> impl Iterator<Item = &Edge> {
+        self.inner.edge_weights()
+    }
+
+    /// Removes an edge by key.
+    pub fn remove_edge(&mut self, key: &str) -> Option<Edge> {
+        let ex = self.edge_index.remove(key)?;
+        self.inner.remove_edge(ex)
     }
 
     /// The edge with this key.
@@ -696,7 +714,11 @@ impl Graph {
 
     /// Whether the node is the source or target of a `supersedes` edge.
     pub fn in_supersedes_chain(&self, id: &NodeId) -> bool {
-        self.edges_of(id).iter().any(|e| e.kind == EdgeKind::Supersedes)
+        let Some(&ix) = self.index.get(id) else { return false };
+        self.inner
+            .edges_directed(ix, petgraph::Direction::Outgoing)
+            .chain(self.inner.edges_directed(ix, petgraph::Direction::Incoming))
+            .any(|e| e.weight().kind == EdgeKind::Supersedes)
     }
 
     /// Undirected hop distance from the nearest focus node, for every node

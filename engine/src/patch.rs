@@ -15,7 +15,7 @@ use json_patch::PatchOperation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::graph::{EdgeKind, Graph, GraphDoc, GraphError, NodeId};
+use crate::graph::{Edge, EdgeKind, Graph, GraphDoc, GraphError, Node, NodeId};
 
 /// The patch JSON Schema, compiled in.
 pub const PATCH_SCHEMA: &str = include_str!("../../schemas/patch.schema.json");
@@ -208,22 +208,52 @@ pub fn parse_ops(value: &Value) -> Result<Vec<PatchOperation>, PatchError> {
 /// Validates `ops` against `graph` and, if everything holds, applies them.
 /// On error the graph is exactly as it was.
 pub fn apply(graph: &mut Graph, ops: &[PatchOperation], rules: &PatchRules) -> Result<ApplyReport, PatchError> {
-    let (new_graph, report) = dry_run(graph, ops, rules)?;
-    *graph = new_graph;
-    Ok(report)
+    let prepared = prepare(graph, ops, rules)?;
+    Ok(commit(graph, prepared))
 }
 
 /// Validates `ops` and returns the graph they would produce, leaving `graph`
-/// untouched.
+/// untouched (clones the graph: use [`prepare`] + [`commit`] on hot paths).
 pub fn dry_run(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Result<(Graph, ApplyReport), PatchError> {
+    let prepared = prepare(graph, ops, rules)?;
+    let mut g = graph.clone();
+    let report = commit(&mut g, prepared);
+    Ok((g, report))
+}
+
+/// A validated patch: the final state of every node and edge it addresses.
+/// [`commit`] cannot fail on it for the graph it was prepared against.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    nodes: Vec<(String, Option<Node>)>,
+    edges: Vec<(String, Option<Edge>)>,
+    report: ApplyReport,
+}
+
+impl Prepared {
+    /// What the patch will change.
+    pub fn report(&self) -> &ApplyReport {
+        &self.report
+    }
+}
+
+/// Validates `ops` against `graph` without changing it.
+///
+/// The operations run against a partial document holding only the nodes and
+/// edges they address (patches address by stable keys, so that is exactly
+/// what the full document would give them); the result is then checked
+/// against the rest of the graph: ids stable, weights in range, edges between
+/// existing nodes, no node removed from under its edges, history kept,
+/// anchors above their floor. Cost is proportional to the patch, not the graph.
+pub fn prepare(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Result<Prepared, PatchError> {
     if ops.len() > rules.max_ops {
         return Err(PatchError::TooManyOps {
             got: ops.len(),
             max: rules.max_ops,
         });
     }
-    let mut touched_nodes: BTreeSet<String> = BTreeSet::new();
-    let mut touched_edges: BTreeSet<String> = BTreeSet::new();
+    let mut node_keys: BTreeSet<String> = BTreeSet::new();
+    let mut edge_keys: BTreeSet<String> = BTreeSet::new();
     for (index, op) in ops.iter().enumerate() {
         if matches!(op, PatchOperation::Move(_) | PatchOperation::Copy(_)) {
             return Err(PatchError::ForbiddenOp {
@@ -234,83 +264,157 @@ pub fn dry_run(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Res
         let path = op.path().to_string();
         match section_and_key(&path) {
             Some(("nodes", key)) => {
-                touched_nodes.insert(key);
+                node_keys.insert(key);
             }
             Some((_, key)) => {
-                touched_edges.insert(key);
+                edge_keys.insert(key);
             }
             None => return Err(PatchError::ForbiddenPath { index, path }),
         }
     }
 
-    let old_doc = graph.to_doc();
-    let mut value = serde_json::to_value(&old_doc).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    let mut old = GraphDoc::default();
+    for key in &node_keys {
+        if let Some(n) = NodeId::parse(key).and_then(|id| graph.node(&id)) {
+            old.nodes.insert(key.clone(), n.clone());
+        }
+    }
+    for key in &edge_keys {
+        if let Some(e) = graph.edge(key) {
+            old.edges.insert(key.clone(), e.clone());
+        }
+    }
+    let mut value = serde_json::to_value(&old).map_err(|e| PatchError::Malformed(e.to_string()))?;
     json_patch::patch(&mut value, ops).map_err(|e| PatchError::Apply(e.to_string()))?;
-    let new_doc: GraphDoc = serde_json::from_value(value).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    if new_doc.nodes.len() > rules.max_nodes {
+    let new: GraphDoc = serde_json::from_value(value).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    if new.nodes.keys().any(|k| !node_keys.contains(k)) || new.edges.keys().any(|k| !edge_keys.contains(k)) {
+        // Only reachable through a whole-section op, which the path check forbids.
+        return Err(PatchError::Malformed("patch created keys it does not address".into()));
+    }
+
+    // Nodes: validity, stable ids, anchors, history.
+    let mut removed: BTreeSet<String> = BTreeSet::new();
+    let mut added = 0usize;
+    for key in &node_keys {
+        match (old.nodes.get(key), new.nodes.get(key)) {
+            (Some(before), None) => {
+                if before.anchor {
+                    return Err(PatchError::AnchorBelowFloor {
+                        id: key.clone(),
+                        weight: f64::NAN,
+                    });
+                }
+                if graph.in_supersedes_chain(&before.id) {
+                    return Err(PatchError::ErasesHistory(format!(
+                        "node {key} is part of a supersedes chain and must stay"
+                    )));
+                }
+                removed.insert(key.clone());
+            }
+            (before, Some(after)) => {
+                crate::graph::check_node(key, after)?;
+                let was_anchor = before.is_some_and(|n| n.anchor);
+                if (after.anchor || was_anchor) && after.weight < rules.anchor_floor {
+                    return Err(PatchError::AnchorBelowFloor {
+                        id: key.clone(),
+                        weight: after.weight,
+                    });
+                }
+                if was_anchor && !after.anchor {
+                    return Err(PatchError::AnchorBelowFloor {
+                        id: key.clone(),
+                        weight: after.weight,
+                    });
+                }
+                if before.is_none() {
+                    added += 1;
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    let total = graph.node_count() + added - removed.len();
+    if total > rules.max_nodes {
         return Err(PatchError::TooManyNodes {
-            got: new_doc.nodes.len(),
+            got: total,
             max: rules.max_nodes,
         });
     }
-    check_history(&old_doc, &new_doc, rules)?;
-    let report = report_changes(&old_doc, &new_doc, &touched_nodes, &touched_edges);
-    let new_graph = Graph::from_doc(new_doc)?;
-    Ok((new_graph, report))
-}
+    let exists = |id: &NodeId| -> bool {
+        let k = id.as_str();
+        if node_keys.contains(k) { new.nodes.contains_key(k) } else { graph.contains(id) }
+    };
 
-/// History and anchors: what a patch may never do, whatever the schema says.
-fn check_history(old: &GraphDoc, new: &GraphDoc, rules: &PatchRules) -> Result<(), PatchError> {
-    for (key, edge) in &old.edges {
-        if edge.kind == EdgeKind::Supersedes && !new.edges.contains_key(key) {
-            return Err(PatchError::ErasesHistory(format!(
-                "supersedes edge {key} may not be removed"
-            )));
-        }
-    }
-    for (id, node) in &old.nodes {
-        match new.nodes.get(id) {
-            None if node.anchor => {
-                return Err(PatchError::AnchorBelowFloor {
-                    id: id.clone(),
-                    weight: f64::NAN,
-                });
+    // Edges: history, validity, endpoints.
+    for key in &edge_keys {
+        match (old.edges.get(key), new.edges.get(key)) {
+            (Some(before), None) if before.kind == EdgeKind::Supersedes => {
+                return Err(PatchError::ErasesHistory(format!(
+                    "supersedes edge {key} may not be removed"
+                )));
             }
-            None => {
-                let in_chain = old.edges.values().any(|e| {
-                    e.kind == EdgeKind::Supersedes && (e.source.as_str() == id || e.target.as_str() == id)
-                });
-                if in_chain {
-                    return Err(PatchError::ErasesHistory(format!(
-                        "node {id} is part of a supersedes chain and must stay"
-                    )));
+            (_, Some(e)) => {
+                crate::graph::check_edge(key, e)?;
+                for end in [&e.source, &e.target] {
+                    if !exists(end) {
+                        return Err(PatchError::Invalid(GraphError::DanglingEdge {
+                            key: key.clone(),
+                            missing: end.to_string(),
+                        }));
+                    }
                 }
             }
-            Some(n) if n.id.as_str() != id => {
-                return Err(PatchError::Invalid(GraphError::BadNodeKey {
-                    key: id.clone(),
-                    id: n.id.to_string(),
-                }));
+            _ => {}
+        }
+    }
+    // A removed node may not leave edges behind.
+    for key in &removed {
+        let Some(id) = NodeId::parse(key) else { continue };
+        for e in graph.edges_of(&id) {
+            let k = e.key();
+            let still_there = if edge_keys.contains(&k) { new.edges.contains_key(&k) } else { true };
+            if still_there {
+                return Err(PatchError::Invalid(GraphError::DanglingEdge { key: k, missing: key.clone() }));
             }
-            Some(_) => {}
         }
     }
-    for (id, node) in &new.nodes {
-        let was_anchor = old.nodes.get(id).is_some_and(|n| n.anchor);
-        if (node.anchor || was_anchor) && node.weight < rules.anchor_floor {
-            return Err(PatchError::AnchorBelowFloor {
-                id: id.clone(),
-                weight: node.weight,
-            });
-        }
-        if was_anchor && !node.anchor {
-            return Err(PatchError::AnchorBelowFloor {
-                id: id.clone(),
-                weight: node.weight,
-            });
+
+    let report = report_changes(&old, &new, &node_keys, &edge_keys);
+    let nodes = node_keys.iter().map(|k| (k.clone(), new.nodes.get(k).cloned())).collect();
+    let edges = edge_keys.iter().map(|k| (k.clone(), new.edges.get(k).cloned())).collect();
+    Ok(Prepared { nodes, edges, report })
+}
+
+/// Applies a prepared patch. Nodes first, then edges, then removals, so no
+/// step can find a missing endpoint.
+pub fn commit(graph: &mut Graph, p: Prepared) -> ApplyReport {
+    let mut removals = Vec::new();
+    for (key, node) in p.nodes {
+        match node {
+            Some(n) => graph.upsert_node(n),
+            None => removals.push(key),
         }
     }
-    Ok(())
+    let mut edge_removals = Vec::new();
+    for (key, edge) in p.edges {
+        match edge {
+            Some(e) => {
+                if let Err(err) = graph.upsert_edge(e) {
+                    tracing::error!("prepared edge {key} failed to commit: {err}");
+                }
+            }
+            None => edge_removals.push(key),
+        }
+    }
+    for key in edge_removals {
+        graph.remove_edge(&key);
+    }
+    for key in removals {
+        if let Some(id) = NodeId::parse(&key) {
+            graph.remove_node(&id);
+        }
+    }
+    p.report
 }
 
 fn report_changes(

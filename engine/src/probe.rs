@@ -405,8 +405,11 @@ impl<'a> Plan<'a> {
                 };
                 if let Some(cid) = self.upsert(&m, Some(&c.sentence), self.cfg.correction_weight, true) {
                     for (id, kind) in &ids {
-                        if !matches!(kind, NodeKind::Correction | NodeKind::Decision | NodeKind::Preference) {
-                            self.edge(&cid, EdgeKind::Corrects, id, 0.8);
+                        match kind {
+                            NodeKind::Correction | NodeKind::Decision | NodeKind::Preference => {}
+                            // A person is who said it, not what was wrong.
+                            NodeKind::Person => self.edge(&cid, EdgeKind::RelatesTo, id, 0.5),
+                            _ => self.edge(&cid, EdgeKind::Corrects, id, 0.8),
                         }
                     }
                 }

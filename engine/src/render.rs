@@ -8,7 +8,7 @@
 //! say (it promotes detail rather than padding). Output is a pure function of
 //! the graph, the focus, the clock and the config.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -61,13 +61,6 @@ pub struct Cluster {
     pub members: Vec<NodeId>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Level {
-    Collapsed,
-    Label,
-    Full,
-}
-
 fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         return s.to_owned();
@@ -104,69 +97,51 @@ fn label_with_history(g: &Graph, n: &Node) -> String {
     format!("{} (was: {})", n.label, was.join("; "))
 }
 
-/// Computes the far clusters of a graph: connected components of each
-/// domain's own subgraph. Deterministic and independent of the focus, so a
-/// handle means the same thing when it is expanded later.
+/// Groups nodes into far clusters: the strongest unassigned node becomes a
+/// hub and takes its unassigned same-domain neighbours; hubs left alone are
+/// gathered per domain under `domain/other`. Deterministic, and a handle
+/// means the same thing when it is expanded later: a hub and its
+/// same-domain neighbours.
 pub fn clusters(g: &Graph, eligible: &BTreeSet<NodeId>) -> Vec<Cluster> {
-    let mut parent: HashMap<NodeId, NodeId> = HashMap::new();
-    fn find(p: &mut HashMap<NodeId, NodeId>, x: &NodeId) -> NodeId {
-        let mut r = x.clone();
-        while let Some(n) = p.get(&r) {
-            if n == &r {
-                break;
-            }
-            r = n.clone();
-        }
-        p.insert(x.clone(), r.clone());
-        r
-    }
-    for id in eligible {
-        parent.insert(id.clone(), id.clone());
-    }
-    for e in g.edges() {
-        if !(eligible.contains(&e.source) && eligible.contains(&e.target)) {
-            continue;
-        }
-        let (Some(a), Some(b)) = (g.node(&e.source), g.node(&e.target)) else { continue };
-        if a.domain != b.domain {
-            continue;
-        }
-        let ra = find(&mut parent, &e.source);
-        let rb = find(&mut parent, &e.target);
-        if ra != rb {
-            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
-            parent.insert(hi, lo);
-        }
-    }
-    let mut groups: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
-    for id in eligible {
-        let r = find(&mut parent, id);
-        groups.entry(r).or_default().push(id.clone());
-    }
-    let weight = |id: &NodeId| g.node(id).map(|n| n.weight).unwrap_or(0.0);
+    let mut order: Vec<&Node> = eligible.iter().filter_map(|id| g.node(id)).collect();
+    order.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
+    let mut assigned: BTreeSet<&NodeId> = BTreeSet::new();
     let mut out: Vec<Cluster> = Vec::new();
     let mut loose: BTreeMap<Domain, Vec<NodeId>> = BTreeMap::new();
-    for (_, mut members) in groups {
-        members.sort_by(|a, b| weight(b).total_cmp(&weight(a)).then_with(|| a.cmp(b)));
-        let Some(domain) = members.first().and_then(|m| g.node(m)).map(|n| n.domain) else { continue };
-        if members.len() == 1 {
-            loose.entry(domain).or_default().extend(members);
+    for hub in &order {
+        if assigned.contains(&hub.id) {
             continue;
         }
+        assigned.insert(&hub.id);
+        let mut members: Vec<&Node> = neighbours_in_domain(g, hub)
+            .into_iter()
+            .filter(|n| eligible.contains(&n.id) && !assigned.contains(&n.id))
+            .collect();
+        members.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
+        members.dedup_by(|a, b| a.id == b.id);
+        for m in &members {
+            assigned.insert(&m.id);
+        }
+        if members.is_empty() {
+            loose.entry(hub.domain).or_default().push(hub.id.clone());
+            continue;
+        }
+        let mut ids = vec![hub.id.clone()];
+        ids.extend(members.iter().map(|m| m.id.clone()));
         out.push(Cluster {
-            handle: format!("{}/{}", domain.as_str(), members[0]),
-            domain,
-            members,
+            handle: format!("{}/{}", hub.domain.as_str(), hub.id),
+            domain: hub.domain,
+            members: ids,
         });
     }
-    for (domain, mut members) in loose {
-        members.sort_by(|a, b| weight(b).total_cmp(&weight(a)).then_with(|| a.cmp(b)));
+    for (domain, members) in loose {
         out.push(Cluster {
             handle: format!("{}/other", domain.as_str()),
             domain,
             members,
         });
     }
+    let weight = |id: &NodeId| g.node(id).map(|n| n.weight).unwrap_or(0.0);
     out.sort_by(|a, b| {
         let wa: f64 = a.members.iter().map(|m| weight(m)).sum();
         let wb: f64 = b.members.iter().map(|m| weight(m)).sum();
@@ -175,28 +150,44 @@ pub fn clusters(g: &Graph, eligible: &BTreeSet<NodeId>) -> Vec<Cluster> {
     out
 }
 
-/// Resolves an expansion handle (`technical/sqlx`, `personal/other`, or a
-/// bare node id) to its members, strongest first.
+fn neighbours_in_domain<'g>(g: &'g Graph, n: &Node) -> Vec<&'g Node> {
+    g.edges_of(&n.id)
+        .into_iter()
+        .filter_map(|e| g.node(if e.source == n.id { &e.target } else { &e.source }))
+        .filter(|m| m.domain == n.domain)
+        .collect()
+}
+
+/// Resolves an expansion handle to its members, strongest first:
+/// `technical/sqlx` is the hub and its same-domain neighbours, a bare id the
+/// node and all its neighbours, `personal/other` the whole domain.
 pub fn expand_handle(g: &Graph, handle: &str) -> Option<Vec<NodeId>> {
     let handle = handle.trim().trim_start_matches('[').trim_end_matches(']');
-    if let Some(id) = NodeId::parse(handle) {
-        if g.contains(&id) {
-            let mut v = vec![id.clone()];
-            v.extend(g.edges_of(&id).into_iter().map(|e| if e.source == id { e.target.clone() } else { e.source.clone() }));
-            v.dedup();
-            return Some(v);
-        }
-    }
-    let (domain, rest) = handle.split_once('/')?;
-    let domain = Domain::parse(domain)?;
-    let all: BTreeSet<NodeId> = g.nodes().into_iter().filter(|n| n.domain == domain).map(|n| n.id.clone()).collect();
-    let cs = clusters(g, &all);
+    let by_weight = |mut v: Vec<&Node>| -> Vec<NodeId> {
+        v.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
+        v.dedup_by(|a, b| a.id == b.id);
+        v.into_iter().map(|n| n.id.clone()).collect()
+    };
+    let (domain, rest) = match handle.split_once('/') {
+        Some((d, r)) => (Domain::parse(d), r),
+        None => (None, handle),
+    };
     if rest == "other" {
-        // "other" after the fact: singletons of that domain.
-        return cs.into_iter().find(|c| c.handle == handle).map(|c| c.members);
+        // The loose ends of a domain: everything in it, strongest first.
+        let domain = domain?;
+        let v: Vec<&Node> = g.nodes_unordered().filter(|n| n.domain == domain).collect();
+        return (!v.is_empty()).then(|| by_weight(v));
     }
-    let id = NodeId::parse(rest)?;
-    cs.into_iter().find(|c| c.members.contains(&id)).map(|c| c.members)
+    let hub = g.node(&NodeId::parse(rest)?)?;
+    let mut v = vec![hub];
+    if domain.is_some() {
+        v.extend(neighbours_in_domain(g, hub));
+    } else {
+        v.extend(g.edges_of(&hub.id).into_iter().filter_map(|e| g.node(if e.source == hub.id { &e.target } else { &e.source })));
+    }
+    let mut ids = by_weight(v[1..].to_vec());
+    ids.insert(0, hub.id.clone());
+    Some(ids)
 }
 
 /// One node in full: the multi-line detail a focus or expansion shows.
@@ -237,150 +228,138 @@ pub fn describe(g: &Graph, n: &Node, now: DateTime<Utc>, edges_max: usize) -> St
     s
 }
 
-struct Plan<'a> {
-    g: &'a Graph,
-    cfg: &'a RenderConfig,
-    ctx: &'a RenderContext<'a>,
-    levels: BTreeMap<NodeId, Level>,
-    score: HashMap<NodeId, f64>,
-    focus_order: Vec<NodeId>,
-    decisions: Vec<NodeId>,
-    standing: Vec<NodeId>,
-    far_clusters: Vec<Cluster>,
-    cluster_shown: usize,
+/// One piece of the render, with its token cost counted once.
+#[derive(Clone, Debug)]
+struct Piece {
+    text: String,
+    tokens: usize,
 }
 
-impl Plan<'_> {
-    fn nodes_at(&self, level: Level) -> Vec<&Node> {
-        let mut v: Vec<&Node> = self
-            .levels
-            .iter()
-            .filter(|(_, l)| **l == level)
-            .filter_map(|(id, _)| self.g.node(id))
-            .collect();
-        let pos: HashMap<&NodeId, usize> = self.focus_order.iter().enumerate().map(|(i, id)| (id, i)).collect();
-        v.sort_by(|a, b| {
-            let pa = pos.get(&a.id).copied().unwrap_or(usize::MAX);
-            let pb = pos.get(&b.id).copied().unwrap_or(usize::MAX);
-            pa.cmp(&pb)
-                .then_with(|| self.score[&b.id].total_cmp(&self.score[&a.id]))
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        v
-    }
+fn piece(text: String) -> Piece {
+    let tokens = count_tokens(&text);
+    Piece { text, tokens }
+}
 
+/// A near-layer label, grouped by domain when assembled.
+#[derive(Clone, Debug)]
+struct LabelPiece {
+    id: NodeId,
+    domain: Domain,
+    piece: Piece,
+}
+
+/// What the greedy fill chose, in the order it chose it.
+#[derive(Clone, Debug)]
+enum Chosen {
+    Full(usize),
+    Decision(usize),
+    Standing(usize),
+    Label(usize),
+    Far(usize),
+}
+
+struct Assembly<'a> {
+    header: &'a Piece,
+    full: &'a [(NodeId, Piece)],
+    decisions: &'a [Piece],
+    standing: &'a [Piece],
+    labels: &'a [LabelPiece],
+    far: &'a [(String, Piece)],
+    chosen: &'a [Chosen],
+}
+
+impl Assembly<'_> {
     fn text(&self) -> String {
-        let now = self.ctx.now;
-        let sid: String = self.ctx.session.chars().take(8).collect();
-        let mut out = format!(
-            "<rolling-memory session=\"{}\" turn=\"{}\" updated=\"{}\">\n",
-            sid,
-            self.ctx.turn,
-            now.format("%Y-%m-%dT%H:%MZ")
-        );
-        out.push_str("What this session has been about (rollgraph memory; focus first). Expand a [handle] with the memory_expand tool.\n");
-
-        let full = self.nodes_at(Level::Full);
+        let mut full: Vec<usize> = Vec::new();
+        let mut decisions: Vec<usize> = Vec::new();
+        let mut standing: Vec<usize> = Vec::new();
+        let mut labels: Vec<usize> = Vec::new();
+        let mut far: Vec<usize> = Vec::new();
+        for c in self.chosen {
+            match c {
+                Chosen::Full(i) => full.push(*i),
+                Chosen::Decision(i) => decisions.push(*i),
+                Chosen::Standing(i) => standing.push(*i),
+                Chosen::Label(i) => labels.push(*i),
+                Chosen::Far(i) => far.push(*i),
+            }
+        }
+        full.sort_unstable();
+        decisions.sort_unstable();
+        standing.sort_unstable();
+        labels.sort_unstable();
+        far.sort_unstable();
+        let mut out = self.header.text.clone();
         if !full.is_empty() {
             out.push_str("## Focus\n");
-            for n in &full {
-                out.push_str(&describe(self.g, n, now, self.cfg.edges_per_node));
-                out.push('\n');
+            for i in full {
+                out.push_str(&self.full[i].1.text);
             }
         }
-        let shown_decisions: Vec<&NodeId> = self
-            .decisions
-            .iter()
-            .filter(|d| self.levels.get(*d) != Some(&Level::Full))
-            .collect();
-        if !shown_decisions.is_empty() {
+        if !decisions.is_empty() {
             out.push_str("## Decisions in force\n");
-            for id in shown_decisions {
-                if let Some(n) = self.g.node(id) {
-                    out.push_str(&format!("- {}\n", label_with_history(self.g, n)));
-                }
+            for i in decisions {
+                out.push_str(&self.decisions[i].text);
             }
         }
-        let standing: Vec<&NodeId> = self
-            .standing
-            .iter()
-            .filter(|d| self.levels.get(*d) != Some(&Level::Full))
-            .collect();
         if !standing.is_empty() {
             out.push_str("## Corrections and preferences\n");
-            for id in standing {
-                if let Some(n) = self.g.node(id) {
-                    out.push_str(&format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str()));
-                }
+            for i in standing {
+                out.push_str(&self.standing[i].text);
             }
         }
-        let labels = self.nodes_at(Level::Label);
-        let labels: Vec<&Node> = labels
-            .into_iter()
-            .filter(|n| !self.decisions.contains(&n.id) && !self.standing.contains(&n.id))
-            .collect();
         if !labels.is_empty() {
             out.push_str("## Near\n");
-            let mut by_domain: BTreeMap<Domain, Vec<String>> = BTreeMap::new();
-            for n in labels {
-                let mut l = short(&n.label, 70);
-                if n.kind == NodeKind::Person {
-                    if let Some(d) = &n.detail {
-                        let role: String = d.split('.').next().unwrap_or("").chars().take(30).collect();
-                        if !role.is_empty() && role.split_whitespace().count() <= 4 {
-                            l = format!("{l} ({role})");
-                        }
-                    }
-                }
-                if let Some(newer) = self.g.superseded_by(&n.id) {
-                    l = format!("{l} [superseded by {}]", short(&newer.label, 40));
-                }
-                by_domain.entry(n.domain).or_default().push(l);
+            let mut by_domain: BTreeMap<Domain, Vec<&str>> = BTreeMap::new();
+            for i in labels {
+                let l = &self.labels[i];
+                by_domain.entry(l.domain).or_default().push(&l.piece.text);
             }
             for (d, ls) in by_domain {
                 out.push_str(&format!("- {}: {}\n", d.as_str(), ls.join(" · ")));
             }
         }
-        let far: Vec<&Cluster> = self.far_clusters.iter().take(self.cluster_shown).collect();
         if !far.is_empty() {
             out.push_str("## Far (collapsed)\n");
-            for c in far {
-                let names: Vec<String> = c
-                    .members
-                    .iter()
-                    .take(3)
-                    .filter_map(|m| self.g.node(m))
-                    .map(|n| short(&n.label, 32))
-                    .collect();
-                let more = c.members.len().saturating_sub(3);
-                let more = if more > 0 { format!(" +{more} more") } else { String::new() };
-                out.push_str(&format!("- [{}] {}{}\n", c.handle, names.join(", "), more));
+            for i in far {
+                out.push_str(&self.far[i].1.text);
             }
         }
-        out.push_str("</rolling-memory>");
+        out.push_str(FOOTER);
         out
     }
 }
 
+const FOOTER: &str = "</rolling-memory>";
+/// Tokens held back for section headings and line joins the pieces don't count.
+const SLACK: usize = 24;
+
 /// Renders the graph around `focus` within the token budget.
+///
+/// One greedy pass: every candidate line is built and counted once, then
+/// taken in priority order (first focus lines, decisions in force,
+/// corrections and preferences, the rest of the focus, a few far clusters,
+/// near labels, more far clusters) while it fits; if the result is under the
+/// minimum, near labels are promoted to full detail. The assembled text is
+/// counted exactly and trimmed from the last choice if it overshoots.
 pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &RenderConfig) -> Render {
     let visible: Vec<&Node> = g.nodes_unordered().filter(|n| n.weight >= cfg.min_weight).collect();
     if visible.is_empty() {
         return Render::default();
     }
+    let recency = |id: &NodeId| g.node(id).map(|n| n.last_activated).unwrap_or_default();
+
     // The focus: the cycle's nodes, else the strongest ones.
     let mut focus: Vec<NodeId> = focus
         .iter()
         .filter(|id| g.node(id).is_some_and(|n| n.weight >= cfg.min_weight))
         .cloned()
         .collect();
-    let weight = |id: &NodeId| g.node(id).map(|n| n.weight).unwrap_or(0.0);
-    let recency = |id: &NodeId| g.node(id).map(|n| n.last_activated).unwrap_or_default();
-    // Current, weighty nodes first; then most recent.
     focus.sort_by(|a, b| {
-        let ka = focus_rank(g, a);
-        let kb = focus_rank(g, b);
-        kb.total_cmp(&ka).then_with(|| recency(b).cmp(&recency(a))).then_with(|| a.cmp(b))
+        focus_rank(g, b)
+            .total_cmp(&focus_rank(g, a))
+            .then_with(|| recency(b).cmp(&recency(a)))
+            .then_with(|| a.cmp(b))
     });
     focus.dedup();
     if focus.is_empty() {
@@ -389,107 +368,227 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         focus = all.iter().take(3).map(|n| n.id.clone()).collect();
     }
     let distances = g.distances(&focus, cfg.near_distance.max(1) + 2);
-
-    let mut score: HashMap<NodeId, f64> = HashMap::new();
-    for n in &visible {
-        let d = distances.get(&n.id).copied();
-        let proximity = match d {
-            Some(d) => 1.0 / (1.0 + d as f64),
+    let score = |n: &Node| -> f64 {
+        let proximity = match distances.get(&n.id) {
+            Some(d) => 1.0 / (1.0 + f64::from(*d)),
             None => 0.15,
         };
-        score.insert(n.id.clone(), n.weight * proximity + 0.25 * n.weight);
-    }
-
-    let mut levels: BTreeMap<NodeId, Level> = BTreeMap::new();
-    for id in focus.iter().take(cfg.focus_max) {
-        levels.insert(id.clone(), Level::Full);
-    }
-    for n in &visible {
-        if levels.contains_key(&n.id) {
-            continue;
-        }
-        let d = distances.get(&n.id).copied();
-        let near = d.is_some_and(|d| d <= cfg.near_distance) || n.weight >= 0.6;
-        levels.insert(n.id.clone(), if near { Level::Label } else { Level::Collapsed });
-    }
-    // Cap the near layer: the strongest labels stay, the rest collapse.
-    let mut near: Vec<NodeId> = levels.iter().filter(|(_, l)| **l == Level::Label).map(|(id, _)| id.clone()).collect();
-    near.sort_by(|a, b| score[b].total_cmp(&score[a]).then_with(|| a.cmp(b)));
-    for id in near.into_iter().skip(NEAR_MAX) {
-        levels.insert(id, Level::Collapsed);
-    }
-    let mut decisions: Vec<NodeId> = visible
-        .iter()
-        .filter(|n| n.kind == NodeKind::Decision && g.superseded_by(&n.id).is_none())
-        .map(|n| n.id.clone())
-        .collect();
-    decisions.sort_by(|a, b| recency(b).cmp(&recency(a)).then_with(|| weight(b).total_cmp(&weight(a))).then_with(|| a.cmp(b)));
-    decisions.truncate(6);
-    // Corrections and preferences stand until superseded: the user said them.
-    let mut standing: Vec<NodeId> = visible
-        .iter()
-        .filter(|n| matches!(n.kind, NodeKind::Correction | NodeKind::Preference) && g.superseded_by(&n.id).is_none())
-        .map(|n| n.id.clone())
-        .collect();
-    standing.sort_by(|a, b| weight(b).total_cmp(&weight(a)).then_with(|| recency(b).cmp(&recency(a))).then_with(|| a.cmp(b)));
-    standing.truncate(8);
-
-    let mut plan = Plan {
-        g,
-        cfg,
-        ctx,
-        levels,
-        score,
-        focus_order: focus.clone(),
-        decisions,
-        standing,
-        far_clusters: Vec::new(),
-        cluster_shown: 0,
+        n.weight * proximity + 0.25 * n.weight
     };
-    plan.far_clusters = far_clusters(&plan);
-    plan.cluster_shown = plan.far_clusters.len().min(8);
 
-    // Fit the budget: shrink while over, grow while under.
-    let mut text = plan.text();
-    let mut tokens = count_tokens(&text);
-    let mut guard = 0;
-    while tokens > cfg.max_tokens && guard < 400 {
-        guard += 1;
-        if !shrink(&mut plan) {
+    // Decisions in force and what the user corrected or prefers.
+    let mut decisions: Vec<&Node> = visible
+        .iter()
+        .copied()
+        .filter(|n| n.kind == NodeKind::Decision && g.superseded_by(&n.id).is_none())
+        .collect();
+    decisions.sort_by(|a, b| {
+        b.last_activated
+            .cmp(&a.last_activated)
+            .then_with(|| b.weight.total_cmp(&a.weight))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    decisions.truncate(6);
+    let mut standing: Vec<&Node> = visible
+        .iter()
+        .copied()
+        .filter(|n| matches!(n.kind, NodeKind::Correction | NodeKind::Preference) && g.superseded_by(&n.id).is_none())
+        .collect();
+    standing.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then_with(|| b.last_activated.cmp(&a.last_activated))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    standing.truncate(8);
+    let special: BTreeSet<&NodeId> = decisions.iter().chain(standing.iter()).map(|n| &n.id).collect();
+
+    let full_ids: Vec<NodeId> = focus
+        .iter()
+        .filter(|id| !special.contains(id))
+        .take(cfg.focus_max)
+        .cloned()
+        .collect();
+    let in_full: BTreeSet<&NodeId> = full_ids.iter().collect();
+
+    // Near candidates: close to the focus or weighty anywhere, strongest first.
+    let mut near: Vec<&Node> = visible
+        .iter()
+        .copied()
+        .filter(|n| !in_full.contains(&n.id) && !special.contains(&n.id))
+        .filter(|n| distances.get(&n.id).is_some_and(|d| *d <= cfg.near_distance) || n.weight >= 0.6)
+        .collect();
+    near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.id.cmp(&b.id)));
+    near.truncate(NEAR_MAX);
+
+    let sid: String = ctx.session.chars().take(8).collect();
+    let header = piece(format!(
+        "<rolling-memory session=\"{}\" turn=\"{}\" updated=\"{}\">\n\
+         What this session has been about (rollgraph memory; focus first). Expand a [handle] with the memory_expand tool.\n",
+        sid,
+        ctx.turn,
+        ctx.now.format("%Y-%m-%dT%H:%MZ")
+    ));
+    let footer_tokens = count_tokens(FOOTER);
+    let mut full: Vec<(NodeId, Piece)> = full_ids
+        .iter()
+        .filter_map(|id| g.node(id))
+        .map(|n| (n.id.clone(), piece(format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node)))))
+        .collect();
+    let decision_pieces: Vec<Piece> = decisions
+        .iter()
+        .map(|n| piece(format!("- {}\n", label_with_history(g, n))))
+        .collect();
+    let standing_pieces: Vec<Piece> = standing
+        .iter()
+        .map(|n| piece(format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str())))
+        .collect();
+    let labels: Vec<LabelPiece> = near
+        .iter()
+        .map(|n| LabelPiece {
+            id: n.id.clone(),
+            domain: n.domain,
+            piece: piece(near_label(g, n)),
+        })
+        .collect();
+
+    let budget = cfg.max_tokens.saturating_sub(SLACK + footer_tokens);
+    let mut used = header.tokens;
+    let mut chosen: Vec<Chosen> = Vec::new();
+    let take = |chosen: &mut Vec<Chosen>, used: &mut usize, c: Chosen, cost: usize| -> bool {
+        if *used + cost <= budget {
+            *used += cost;
+            chosen.push(c);
+            true
+        } else {
+            false
+        }
+    };
+    for i in 0..full.len().min(3) {
+        take(&mut chosen, &mut used, Chosen::Full(i), full[i].1.tokens);
+    }
+    for (i, p) in decision_pieces.iter().enumerate() {
+        take(&mut chosen, &mut used, Chosen::Decision(i), p.tokens);
+    }
+    for (i, p) in standing_pieces.iter().enumerate() {
+        take(&mut chosen, &mut used, Chosen::Standing(i), p.tokens);
+    }
+    for i in 3..full.len() {
+        take(&mut chosen, &mut used, Chosen::Full(i), full[i].1.tokens);
+    }
+    // Keep room for a few far lines before the near labels take it.
+    let far_reserve = 4 * 28;
+    let mut label_taken = vec![false; labels.len()];
+    for (i, l) in labels.iter().enumerate() {
+        if used + l.piece.tokens + 2 + far_reserve <= budget {
+            used += l.piece.tokens + 2;
+            chosen.push(Chosen::Label(i));
+            label_taken[i] = true;
+        }
+    }
+
+    // Far clusters over everything not shown otherwise.
+    let shown: BTreeSet<&NodeId> = in_full
+        .iter()
+        .copied()
+        .chain(special.iter().copied())
+        .chain(labels.iter().zip(&label_taken).filter(|(_, t)| **t).map(|(l, _)| &l.id))
+        .collect();
+    let eligible: BTreeSet<NodeId> = visible.iter().filter(|n| !shown.contains(&n.id)).map(|n| n.id.clone()).collect();
+    let far: Vec<(String, Piece)> = clusters(g, &eligible)
+        .into_iter()
+        .take(12)
+        .map(|c| {
+            let names: Vec<String> = c.members.iter().take(3).filter_map(|m| g.node(m)).map(|n| short(&n.label, 32)).collect();
+            let more = c.members.len().saturating_sub(3);
+            let more = if more > 0 { format!(" +{more} more") } else { String::new() };
+            let text = format!("- [{}] {}{}\n", c.handle, names.join(", "), more);
+            (c.handle, piece(text))
+        })
+        .collect();
+    for (i, (_, p)) in far.iter().enumerate() {
+        take(&mut chosen, &mut used, Chosen::Far(i), p.tokens);
+    }
+
+    // Under the minimum: promote near labels to full detail, strongest first.
+    if used < cfg.min_tokens {
+        for (i, l) in labels.iter().enumerate() {
+            if used >= cfg.min_tokens {
+                break;
+            }
+            if !label_taken[i] {
+                continue;
+            }
+            let Some(n) = g.node(&l.id) else { continue };
+            let p = piece(format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node)));
+            let extra = p.tokens.saturating_sub(l.piece.tokens + 2);
+            if used + extra > budget {
+                continue;
+            }
+            used += extra;
+            if let Some(pos) = chosen.iter().position(|c| matches!(c, Chosen::Label(j) if *j == i)) {
+                chosen.remove(pos);
+            }
+            full.push((l.id.clone(), p));
+            chosen.push(Chosen::Full(full.len() - 1));
+        }
+    }
+
+    // Exact count; trim from the last choice if the estimate was short.
+    let mut text;
+    let mut tokens;
+    loop {
+        let asm = Assembly {
+            header: &header,
+            full: &full,
+            decisions: &decision_pieces,
+            standing: &standing_pieces,
+            labels: &labels,
+            far: &far,
+            chosen: &chosen,
+        };
+        text = asm.text();
+        tokens = count_tokens(&text);
+        if tokens <= cfg.max_tokens || chosen.is_empty() {
             break;
         }
-        text = plan.text();
-        tokens = count_tokens(&text);
+        chosen.pop();
     }
-    if tokens < cfg.min_tokens {
-        // Grow in steps, keeping the last text that fits.
-        let mut guard = 0;
-        while tokens < cfg.min_tokens && guard < 200 {
-            guard += 1;
-            let saved = (plan.levels.clone(), plan.cluster_shown, plan.far_clusters.clone());
-            if !grow(&mut plan) {
-                break;
-            }
-            let t = plan.text();
-            let n = count_tokens(&t);
-            if n > cfg.max_tokens {
-                (plan.levels, plan.cluster_shown, plan.far_clusters) = saved;
-                break;
-            }
-            text = t;
-            tokens = n;
+
+    let mut focus_out = Vec::new();
+    let mut near_out = Vec::new();
+    let mut handles = Vec::new();
+    for c in &chosen {
+        match c {
+            Chosen::Full(i) => focus_out.push(full[*i].0.clone()),
+            Chosen::Label(i) => near_out.push(labels[*i].id.clone()),
+            Chosen::Far(i) => handles.push(far[*i].0.clone()),
+            Chosen::Decision(_) | Chosen::Standing(_) => {}
         }
     }
-    let focus_ids: Vec<NodeId> = plan.nodes_at(Level::Full).iter().map(|n| n.id.clone()).collect();
-    let near_ids: Vec<NodeId> = plan.nodes_at(Level::Label).iter().map(|n| n.id.clone()).collect();
-    let handles = plan.far_clusters.iter().take(plan.cluster_shown).map(|c| c.handle.clone()).collect();
     Render {
         text,
         tokens,
-        focus: focus_ids,
-        near: near_ids,
+        focus: focus_out,
+        near: near_out,
         handles,
     }
+}
+
+fn near_label(g: &Graph, n: &Node) -> String {
+    let mut l = short(&n.label, 70);
+    if n.kind == NodeKind::Person {
+        if let Some(d) = &n.detail {
+            let role: String = d.split('.').next().unwrap_or("").chars().take(30).collect();
+            if !role.is_empty() && role.split_whitespace().count() <= 4 {
+                l = format!("{l} ({role})");
+            }
+        }
+    }
+    if let Some(newer) = g.superseded_by(&n.id) {
+        l = format!("{l} [superseded by {}]", short(&newer.label, 40));
+    }
+    l
 }
 
 /// Decisions, corrections and preferences lead the focus; then by weight.
@@ -503,95 +602,6 @@ fn focus_rank(g: &Graph, id: &NodeId) -> f64 {
     };
     let superseded = if g.superseded_by(id).is_some() { -0.5 } else { 0.0 };
     n.weight + kind_bonus + superseded
-}
-
-fn far_clusters(plan: &Plan<'_>) -> Vec<Cluster> {
-    let eligible: BTreeSet<NodeId> = plan
-        .levels
-        .iter()
-        .filter(|(id, l)| **l == Level::Collapsed && !plan.decisions.contains(id) && !plan.standing.contains(id))
-        .map(|(id, _)| id.clone())
-        .collect();
-    clusters(plan.g, &eligible)
-}
-
-/// One step down in detail. Returns false when nothing is left to shrink.
-fn shrink(plan: &mut Plan<'_>) -> bool {
-    // 1. Drop far cluster lines from the weakest end.
-    if plan.cluster_shown > 2 {
-        plan.cluster_shown -= 1;
-        return true;
-    }
-    // 2. Demote the weakest near label to collapsed.
-    let weakest_label = plan
-        .levels
-        .iter()
-        .filter(|(_, l)| **l == Level::Label)
-        .min_by(|a, b| plan.score[a.0].total_cmp(&plan.score[b.0]).then_with(|| b.0.cmp(a.0)))
-        .map(|(id, _)| id.clone());
-    let fulls = plan.levels.values().filter(|l| **l == Level::Full).count();
-    if let Some(id) = weakest_label {
-        if fulls <= 3 || plan.levels.values().filter(|l| **l == Level::Label).count() > 6 {
-            plan.levels.insert(id, Level::Collapsed);
-            plan.far_clusters = far_clusters(plan);
-            plan.cluster_shown = plan.cluster_shown.min(plan.far_clusters.len());
-            return true;
-        }
-    }
-    // 3. Demote the last focus node to a label.
-    if fulls > 1 {
-        let last = plan.nodes_at(Level::Full).last().map(|n| n.id.clone());
-        if let Some(id) = last {
-            plan.levels.insert(id, Level::Label);
-            return true;
-        }
-    }
-    if plan.cluster_shown > 0 {
-        plan.cluster_shown -= 1;
-        return true;
-    }
-    if plan.standing.len() > 2 {
-        plan.standing.pop();
-        return true;
-    }
-    if !plan.decisions.is_empty() {
-        plan.decisions.pop();
-        return true;
-    }
-    false
-}
-
-/// One step up in detail. Returns false when nothing is left to grow.
-fn grow(plan: &mut Plan<'_>) -> bool {
-    if plan.cluster_shown < plan.far_clusters.len() && plan.cluster_shown < 12 {
-        plan.cluster_shown += 1;
-        return true;
-    }
-    // Promote the strongest label with something to say to full detail.
-    let best_label = plan
-        .levels
-        .iter()
-        .filter(|(_, l)| **l == Level::Label)
-        .max_by(|a, b| plan.score[a.0].total_cmp(&plan.score[b.0]).then_with(|| b.0.cmp(a.0)))
-        .map(|(id, _)| id.clone());
-    if let Some(id) = best_label {
-        plan.levels.insert(id, Level::Full);
-        return true;
-    }
-    // Pull the strongest collapsed node up to a label.
-    let best_far = plan
-        .levels
-        .iter()
-        .filter(|(_, l)| **l == Level::Collapsed)
-        .max_by(|a, b| plan.score[a.0].total_cmp(&plan.score[b.0]).then_with(|| b.0.cmp(a.0)))
-        .map(|(id, _)| id.clone());
-    if let Some(id) = best_far {
-        plan.levels.insert(id, Level::Label);
-        plan.far_clusters = far_clusters(plan);
-        plan.cluster_shown = plan.cluster_shown.min(plan.far_clusters.len());
-        return true;
-    }
-    false
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::decay::{self, DecayReport};
 use crate::gate::{self, GateDecision, GateInput, GateState};
-use crate::graph::{Graph, GraphDoc, NodeId};
+use crate::graph::{EdgeKind, Graph, GraphDoc, NodeId};
 use crate::patch::{self, ApplyReport, PatchError, PatchRules};
 use crate::probe::{Probe, ProbeInput, Usage};
 use crate::render::{self, Render, RenderContext};
@@ -372,20 +372,35 @@ impl Session {
         }
         self.state.stats.probe(source, usage);
         let rules = rules(&self.config);
-        let (ops, new_graph, report) = match patch::dry_run(&self.graph, &ops, &rules) {
-            Ok((g, r)) => (ops, Some(g), r),
+        let (ops, prepared) = match patch::prepare(&self.graph, &ops, &rules) {
+            Ok(p) => (ops, Some(p)),
             Err(e) => {
                 tracing::warn!("session {}: probe {probe_id} rejected: {e}", self.state.session);
                 self.state.stats.rejected += 1;
                 self.state.stats.last_rejection = Some(e.to_string());
                 outcome.rejected = Some(e.to_string());
-                (Vec::new(), None, ApplyReport::default())
+                (Vec::new(), None)
             }
         };
-        let base = new_graph.as_ref().unwrap_or(&self.graph);
-        let mut focus: BTreeSet<NodeId> = report.touched(base).into_iter().collect();
-        focus.extend(mentioned.iter().filter(|id| base.contains(id)).cloned());
-        let focus: Vec<NodeId> = focus.into_iter().collect();
+        let report = prepared.as_ref().map(|p| p.report().clone()).unwrap_or_default();
+        // The focus: what the patch touches (as it will stand) plus what the turns mentioned.
+        let mut focus: BTreeSet<NodeId> = BTreeSet::new();
+        focus.extend(report.added_nodes.iter().cloned());
+        focus.extend(report.changed_nodes.iter().cloned());
+        for key in &report.edges {
+            if let Some((s, kind, t)) = split_edge_key(key) {
+                focus.insert(s);
+                // Adding a part to a whole does not put the whole in focus.
+                if kind != EdgeKind::PartOf.as_str() {
+                    focus.insert(t);
+                }
+            }
+        }
+        focus.extend(mentioned.iter().cloned());
+        let focus: Vec<NodeId> = focus
+            .into_iter()
+            .filter(|id| !report.removed_nodes.contains(id) && (self.graph.contains(id) || report.added_nodes.contains(id)))
+            .collect();
         let entry = Entry::Cycle {
             probe_id: probe_id.to_owned(),
             turn: self.state.turn,
@@ -400,8 +415,8 @@ impl Session {
             self.applied.pop_front();
         }
         // The journal has it: now the in-memory graph follows.
-        if let Some(g) = new_graph {
-            self.graph = g;
+        if let Some(p) = prepared {
+            patch::commit(&mut self.graph, p);
         }
         if let Entry::Cycle { decay: dcfg, .. } = &entry {
             finish_cycle(&mut self.graph, &report, &focus, now, self.state.turn, &self.state.session, dcfg);
@@ -517,6 +532,14 @@ impl Session {
     pub fn was_applied(&self, probe_id: &str) -> bool {
         self.applied.iter().any(|p| p == probe_id)
     }
+}
+
+fn split_edge_key(key: &str) -> Option<(NodeId, &str, NodeId)> {
+    let mut parts = key.splitn(3, '|');
+    let s = NodeId::parse(parts.next()?)?;
+    let k = parts.next()?;
+    let t = NodeId::parse(parts.next()?)?;
+    Some((s, k, t))
 }
 
 fn entry_ops(e: &Entry) -> usize {
