@@ -13,8 +13,11 @@ use clap::Args;
 use serde::Serialize;
 
 use rollgraph_engine::clock;
-use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport};
+use rollgraph_engine::embed::{self, EmbedPaths};
+use rollgraph_engine::graduate::TemplateDrafter;
+use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport, Tools};
 use rollgraph_engine::probe::HeuristicProbe;
+use rollgraph_engine::reconcile::{EmbedSimilar, Lexical, OfflineAdjudicator, Similar};
 use rollgraph_engine::session::{Origin, Session};
 use rollgraph_engine::transcript;
 
@@ -35,6 +38,9 @@ pub struct ReconcileArgs {
     /// Reconcile every crashed session (never ended, never reconciled, not in use).
     #[arg(long, conflicts_with_all = ["session", "transcript"])]
     pub crashed: bool,
+    /// Match near-duplicates by letters only, even when the embedding model is provisioned.
+    #[arg(long)]
+    pub lexical: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -56,10 +62,36 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
     let (home, config) = home_and_config()?;
     let now = clock::now();
     let mut done = Vec::new();
+    // Off the hook path, so the embedding model may load (about a second).
+    let (mut embedder, notice) = if config.embed.enabled && !args.lexical {
+        embed::load_optional(&EmbedPaths::discover())
+    } else {
+        (None, None)
+    };
+    if let Some(n) = notice {
+        tracing::info!("near-duplicates by letters only: {n}");
+    }
+    let mut lexical = Lexical;
+    let mut embedded;
+    let similar: &mut dyn Similar = match embedder.as_mut() {
+        Some(e) => {
+            embedded = EmbedSimilar::new(e);
+            &mut embedded
+        }
+        None => &mut lexical,
+    };
+    let (mut adjudicator, mut drafter) = (OfflineAdjudicator, TemplateDrafter);
+    let mut tools = Tools {
+        similar,
+        adjudicator: &mut adjudicator,
+        drafter: &mut drafter,
+    };
+    let mut reconcile = |id: &str, reason| {
+        lifecycle::reconcile_session_with(&home, &config, id, reason, now, &mut tools)
+    };
     if args.crashed {
         for id in lifecycle::crashed_sessions(&home, None, "") {
-            let report =
-                lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Crash, now)?;
+            let report = reconcile(&id, ReconcileReason::Crash)?;
             done.push(Done {
                 session: id,
                 reason: ReconcileReason::Crash,
@@ -108,8 +140,7 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
                 );
             }
         }
-        let report =
-            lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Transcript, now)?;
+        let report = reconcile(&id, ReconcileReason::Transcript)?;
         done.push(Done {
             session: id,
             reason: ReconcileReason::Transcript,
@@ -118,8 +149,7 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
         });
     } else {
         let id = pick_session(&home, args.session.as_deref())?;
-        let report =
-            lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Checkpoint, now)?;
+        let report = reconcile(&id, ReconcileReason::Checkpoint)?;
         done.push(Done {
             session: id,
             reason: ReconcileReason::Checkpoint,

@@ -82,6 +82,8 @@ impl Env {
             .env("ROLLGRAPH_HOME", self.home().root())
             .env("HOME", self.dir.path())
             .env("ROLLGRAPH_NOW", now.to_rfc3339())
+            // Hermetic: no embedding model, so matching is lexical everywhere.
+            .env("ROLLGRAPH_CACHE", self.dir.path().join("cache"))
             .current_dir(self.dir.path())
             .args(args)
             .output())

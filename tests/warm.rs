@@ -53,6 +53,8 @@ impl Env {
             .env("ROLLGRAPH_HOME", self.home().root())
             .env("HOME", self.dir.path())
             .env("ROLLGRAPH_NOW", now.to_rfc3339())
+            // Hermetic: no embedding model, so matching is lexical everywhere.
+            .env("ROLLGRAPH_CACHE", self.dir.path().join("cache"))
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .current_dir(self.dir.path());
         c
