@@ -1,7 +1,18 @@
-//! Integration tests of the rollgraph binary and engine, one module per area.
+//! The integration test binary: every module runs the real `rollgraph`
+//! binary or the engine's public API in a hermetic environment.
 
-// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
+/// Shared helpers: a hermetic environment per test, the snapshot macro.
+mod common;
+
+/// Replay of the example session: renders snapshotted at several points, the probe rate.
+mod replay;
+/// Random valid patches keep the graph consistent; random invalid ones change nothing.
+mod props;
+/// A replay killed at random points reloads with every acknowledged probe.
+mod crash;
+/// Bad input on the CLI: broken transcripts, missing files, unwritable state.
+mod bad_input;
+/// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;
-
-// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
+/// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
 mod review;

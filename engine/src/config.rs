@@ -328,12 +328,12 @@ pub struct FlatConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file exists but could not be read.
-    #[error("cannot read config {path}: {source}")]
+    #[error("cannot read config {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file is not valid TOML for this schema.
     #[error("invalid config {path}: {message}")]
@@ -359,9 +359,9 @@ impl Config {
         match std::fs::read_to_string(path) {
             Ok(text) => Config::from_toml(&text, path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(source) => Err(ConfigError::Read {
+            Err(error) => Err(ConfigError::Read {
                 path: path.to_owned(),
-                source,
+                error,
             }),
         }
     }

@@ -50,8 +50,8 @@ pub const MODEL_NAME: &str = "all-minilm-l6-v2-int8";
 pub const MAX_TOKENS: usize = 256;
 
 /// Texts are cut to this many characters before tokenization. It bounds the
-/// tokenizer's work on huge inputs and is well above what [`MAX_TOKENS`]
-/// word pieces cover in any script, so it never shortens what the model sees.
+/// tokenizer's work on huge inputs; ordinary text in any script reaches
+/// [`MAX_TOKENS`] word pieces well before it, so the model sees the same.
 pub const MAX_INPUT_CHARS: usize = 4096;
 
 /// Default number of texts per model call in [`Embedder::embed`].
@@ -304,6 +304,9 @@ pub fn prepare_text(text: &str) -> Option<String> {
             continue;
         }
         if pending_space && !out.is_empty() {
+            if kept + 1 >= MAX_INPUT_CHARS {
+                break;
+            }
             out.push(' ');
             kept += 1;
         }
@@ -1119,6 +1122,9 @@ mod tests {
             prepare_text(&wide).unwrap().chars().count(),
             MAX_INPUT_CHARS
         );
+        let spaced = "a ".repeat(MAX_INPUT_CHARS);
+        let cut = prepare_text(&spaced).unwrap();
+        assert!(cut.chars().count() <= MAX_INPUT_CHARS && !cut.ends_with(' '));
         let noisy = String::from_utf8_lossy(&[0xff, 0xfe, b'a', 0x00, 0x80, 0x81, b'b', 0x02]);
         assert_eq!(prepare_text(&noisy), None);
         assert!(prepare_text("a line with one stray \u{1} control char").is_some());

@@ -184,7 +184,7 @@ const CAPITAL_STOP: &[&str] = &[
     "what's", "let", "want", "need", "think", "know", "got", "go", "went", "made", "try", "tried", "good,",
     "ah", "oh", "so,", "well", "btw", "fyi", "eta", "asap", "api", "url", "id", "ids", "json", "http", "https",
     "sql", "ui", "ux", "pr", "prs", "cli", "db", "env", "dev", "prod", "staging", "am", "pm", "utc", "tl;dr",
-    "re", "per", "via", "vs", "eg", "ie", "etc", "ask", "tell", "ping", "call", "send", "move", "switch",
+    "re", "per", "via", "vs", "eg", "ie", "etc", "none", "some", "ok", "err", "self", "true", "false", "null", "ask", "tell", "ping", "call", "send", "move", "switch",
     "rename", "review", "merge", "deploy", "remember", "keep", "can", "could", "commit", "push", "pull", "open",
     "close", "show", "list", "find", "search", "start", "stop", "build", "install", "remove", "delete", "revert",
     "undo", "drop", "wire", "hook", "wrap", "split", "bump", "ship", "draft", "write", "rerun", "retry",
@@ -345,7 +345,9 @@ fn words(sentence: &str) -> Vec<Word<'_>> {
 
 fn is_capitalized(w: &str) -> bool {
     let mut chars = w.chars();
-    matches!(chars.next(), Some(c) if c.is_uppercase()) && w.chars().skip(1).any(|c| c.is_lowercase())
+    matches!(chars.next(), Some(c) if c.is_uppercase())
+        && w.chars().skip(1).any(|c| c.is_lowercase())
+        && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
 }
 
 fn lexicon_match(w: &str) -> Option<&'static str> {
@@ -386,7 +388,7 @@ fn looks_like_hash(t: &str) -> bool {
 
 fn identifier(w: &Word<'_>) -> bool {
     let t = w.text;
-    if looks_like_hash(t) {
+    if looks_like_hash(t) || CAPITAL_STOP.contains(&t.to_lowercase().as_str()) {
         return false;
     }
     // SQL keywords and constants in backticks are not things worth remembering.
@@ -396,7 +398,7 @@ fn identifier(w: &Word<'_>) -> bool {
     if t.len() < 4 || t.starts_with("[REDACTED") || t.contains('/') || t.contains("://") {
         return false;
     }
-    let valid = t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '.');
+    let valid = t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '.');
     if !valid || t.starts_with(':') || t.ends_with(':') {
         return false;
     }

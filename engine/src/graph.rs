@@ -687,6 +687,14 @@ impl Graph {
         v
     }
 
+    /// Neighbours in either direction (unsorted, may repeat), without allocating.
+    pub fn neighbors(&self, id: &NodeId) -> impl Iterator<Item = &Node> {
+        self.index
+            .get(id)
+            .into_iter()
+            .flat_map(move |&ix| self.inner.neighbors_undirected(ix).map(move |n| &self.inner[n]))
+    }
+
     /// The node that supersedes this one, if any (newest first when several).
     pub fn superseded_by(&self, id: &NodeId) -> Option<&Node> {
         let &ix = self.index.get(id)?;
@@ -748,6 +756,32 @@ impl Graph {
         dist.into_iter()
             .map(|(ix, d)| (self.inner[ix].id.clone(), d))
             .collect()
+    }
+
+    /// Like [`Graph::distances`], borrowing the ids instead of cloning them.
+    pub fn distances_ref(&self, focus: &[NodeId], cap: u32) -> HashMap<&NodeId, u32> {
+        let mut dist: HashMap<NodeIndex, u32> = HashMap::new();
+        let mut queue = VecDeque::new();
+        for id in focus {
+            if let Some(&ix) = self.index.get(id) {
+                if dist.insert(ix, 0).is_none() {
+                    queue.push_back(ix);
+                }
+            }
+        }
+        while let Some(ix) = queue.pop_front() {
+            let d = dist[&ix];
+            if d >= cap {
+                continue;
+            }
+            for n in self.inner.neighbors_undirected(ix) {
+                if let std::collections::hash_map::Entry::Vacant(v) = dist.entry(n) {
+                    v.insert(d + 1);
+                    queue.push_back(n);
+                }
+            }
+        }
+        dist.into_iter().map(|(ix, d)| (&self.inner[ix].id, d)).collect()
     }
 
     /// Finds a node whose label or alias normalises to `name`.

@@ -140,6 +140,7 @@ fn strip_root(path: &str, root: Option<&str>) -> String {
 }
 
 fn clean_detail(s: &str) -> String {
+    let s = s.replace("**", "");
     let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= 160 {
         return one_line;

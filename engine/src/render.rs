@@ -8,7 +8,7 @@
 //! say (it promotes detail rather than padding). Output is a pure function of
 //! the graph, the focus, the clock and the config.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -103,9 +103,16 @@ fn label_with_history(g: &Graph, n: &Node) -> String {
 /// means the same thing when it is expanded later: a hub and its
 /// same-domain neighbours.
 pub fn clusters(g: &Graph, eligible: &BTreeSet<NodeId>) -> Vec<Cluster> {
+    let set: HashSet<&NodeId> = eligible.iter().collect();
+    clusters_in(g, &set, usize::MAX)
+}
+
+/// [`clusters`] over a borrowed set, forming at most `limit` hub clusters:
+/// once that many exist, the rest of each domain goes to `domain/other`.
+fn clusters_in(g: &Graph, eligible: &HashSet<&NodeId>, limit: usize) -> Vec<Cluster> {
     let mut order: Vec<&Node> = eligible.iter().filter_map(|id| g.node(id)).collect();
     order.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
-    let mut assigned: BTreeSet<&NodeId> = BTreeSet::new();
+    let mut assigned: HashSet<&NodeId> = HashSet::with_capacity(order.len());
     let mut out: Vec<Cluster> = Vec::new();
     let mut loose: BTreeMap<Domain, Vec<NodeId>> = BTreeMap::new();
     for hub in &order {
@@ -113,18 +120,22 @@ pub fn clusters(g: &Graph, eligible: &BTreeSet<NodeId>) -> Vec<Cluster> {
             continue;
         }
         assigned.insert(&hub.id);
-        let mut members: Vec<&Node> = neighbours_in_domain(g, hub)
-            .into_iter()
-            .filter(|n| eligible.contains(&n.id) && !assigned.contains(&n.id))
+        if out.len() >= limit {
+            loose.entry(hub.domain).or_default().push(hub.id.clone());
+            continue;
+        }
+        let mut members: Vec<&Node> = g
+            .neighbors(&hub.id)
+            .filter(|m| m.domain == hub.domain && m.id != hub.id && eligible.contains(&m.id) && !assigned.contains(&m.id))
             .collect();
+        if members.is_empty() {
+            loose.entry(hub.domain).or_default().push(hub.id.clone());
+            continue;
+        }
         members.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
         members.dedup_by(|a, b| a.id == b.id);
         for m in &members {
             assigned.insert(&m.id);
-        }
-        if members.is_empty() {
-            loose.entry(hub.domain).or_default().push(hub.id.clone());
-            continue;
         }
         let mut ids = vec![hub.id.clone()];
         ids.extend(members.iter().map(|m| m.id.clone()));
@@ -142,20 +153,13 @@ pub fn clusters(g: &Graph, eligible: &BTreeSet<NodeId>) -> Vec<Cluster> {
         });
     }
     let weight = |id: &NodeId| g.node(id).map(|n| n.weight).unwrap_or(0.0);
-    out.sort_by(|a, b| {
-        let wa: f64 = a.members.iter().map(|m| weight(m)).sum();
-        let wb: f64 = b.members.iter().map(|m| weight(m)).sum();
-        wb.total_cmp(&wa).then_with(|| a.handle.cmp(&b.handle))
-    });
-    out
+    let mut keyed: Vec<(f64, Cluster)> = out.into_iter().map(|c| (c.members.iter().map(|m| weight(m)).sum(), c)).collect();
+    keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.handle.cmp(&b.1.handle)));
+    keyed.into_iter().map(|(_, c)| c).collect()
 }
 
 fn neighbours_in_domain<'g>(g: &'g Graph, n: &Node) -> Vec<&'g Node> {
-    g.edges_of(&n.id)
-        .into_iter()
-        .filter_map(|e| g.node(if e.source == n.id { &e.target } else { &e.source }))
-        .filter(|m| m.domain == n.domain)
-        .collect()
+    g.neighbors(&n.id).filter(|m| m.domain == n.domain && m.id != n.id).collect()
 }
 
 /// Resolves an expansion handle to its members, strongest first:
@@ -238,6 +242,25 @@ struct Piece {
 fn piece(text: String) -> Piece {
     let tokens = count_tokens(&text);
     Piece { text, tokens }
+}
+
+/// Token costs for many short pieces from one tokenizer pass over all of
+/// them, shared out by length (rounded up). An estimate: the final text is
+/// always counted exactly.
+fn pieces(texts: Vec<String>) -> Vec<Piece> {
+    if texts.is_empty() {
+        return Vec::new();
+    }
+    let total_tokens = count_tokens(&texts.concat());
+    let total_chars: usize = texts.iter().map(|t| t.chars().count()).sum::<usize>().max(1);
+    texts
+        .into_iter()
+        .map(|text| {
+            let share = text.chars().count() * total_tokens;
+            let tokens = share.div_ceil(total_chars).max(1);
+            Piece { text, tokens }
+        })
+        .collect()
 }
 
 /// A near-layer label, grouped by domain when assembled.
@@ -355,19 +378,17 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         .filter(|id| g.node(id).is_some_and(|n| n.weight >= cfg.min_weight))
         .cloned()
         .collect();
-    focus.sort_by(|a, b| {
-        focus_rank(g, b)
-            .total_cmp(&focus_rank(g, a))
-            .then_with(|| recency(b).cmp(&recency(a)))
-            .then_with(|| a.cmp(b))
-    });
+    focus.sort();
     focus.dedup();
+    let mut ranked: Vec<(f64, DateTime<Utc>, NodeId)> = focus.into_iter().map(|id| (focus_rank(g, &id), recency(&id), id)).collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)).then_with(|| a.2.cmp(&b.2)));
+    let mut focus: Vec<NodeId> = ranked.into_iter().map(|(_, _, id)| id).collect();
     if focus.is_empty() {
         let mut all: Vec<&Node> = visible.clone();
         all.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
         focus = all.iter().take(3).map(|n| n.id.clone()).collect();
     }
-    let distances = g.distances(&focus, cfg.near_distance.max(1) + 2);
+    let distances = g.distances_ref(&focus, cfg.near_distance.max(1) + 2);
     let score = |n: &Node| -> f64 {
         let proximity = match distances.get(&n.id) {
             Some(d) => 1.0 / (1.0 + f64::from(*d)),
@@ -412,14 +433,16 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
     let in_full: BTreeSet<&NodeId> = full_ids.iter().collect();
 
     // Near candidates: close to the focus or weighty anywhere, strongest first.
-    let mut near: Vec<&Node> = visible
+    let near: Vec<&Node> = visible
         .iter()
         .copied()
         .filter(|n| !in_full.contains(&n.id) && !special.contains(&n.id))
         .filter(|n| distances.get(&n.id).is_some_and(|d| *d <= cfg.near_distance) || n.weight >= 0.6)
         .collect();
-    near.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.id.cmp(&b.id)));
-    near.truncate(NEAR_MAX);
+    let mut scored: Vec<(f64, &Node)> = near.into_iter().map(|n| (score(n), n)).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+    scored.truncate(NEAR_MAX);
+    let near: Vec<&Node> = scored.into_iter().map(|(_, n)| n).collect();
 
     let sid: String = ctx.session.chars().take(8).collect();
     let header = piece(format!(
@@ -430,25 +453,22 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         ctx.now.format("%Y-%m-%dT%H:%MZ")
     ));
     let footer_tokens = count_tokens(FOOTER);
-    let mut full: Vec<(NodeId, Piece)> = full_ids
+    let full_nodes: Vec<&Node> = full_ids.iter().filter_map(|id| g.node(id)).collect();
+    let mut full: Vec<(NodeId, Piece)> = full_nodes
         .iter()
-        .filter_map(|id| g.node(id))
-        .map(|n| (n.id.clone(), piece(format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node)))))
+        .map(|n| n.id.clone())
+        .zip(pieces(full_nodes.iter().map(|n| format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node))).collect()))
         .collect();
-    let decision_pieces: Vec<Piece> = decisions
-        .iter()
-        .map(|n| piece(format!("- {}\n", label_with_history(g, n))))
-        .collect();
-    let standing_pieces: Vec<Piece> = standing
-        .iter()
-        .map(|n| piece(format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str())))
-        .collect();
+    let decision_pieces: Vec<Piece> = pieces(decisions.iter().map(|n| format!("- {}\n", label_with_history(g, n))).collect());
+    let standing_pieces: Vec<Piece> =
+        pieces(standing.iter().map(|n| format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str())).collect());
     let labels: Vec<LabelPiece> = near
         .iter()
-        .map(|n| LabelPiece {
+        .zip(pieces(near.iter().map(|n| near_label(g, n)).collect()))
+        .map(|(n, piece)| LabelPiece {
             id: n.id.clone(),
             domain: n.domain,
-            piece: piece(near_label(g, n)),
+            piece,
         })
         .collect();
 
@@ -488,14 +508,14 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
     }
 
     // Far clusters over everything not shown otherwise.
-    let shown: BTreeSet<&NodeId> = in_full
+    let shown: HashSet<&NodeId> = in_full
         .iter()
         .copied()
         .chain(special.iter().copied())
         .chain(labels.iter().zip(&label_taken).filter(|(_, t)| **t).map(|(l, _)| &l.id))
         .collect();
-    let eligible: BTreeSet<NodeId> = visible.iter().filter(|n| !shown.contains(&n.id)).map(|n| n.id.clone()).collect();
-    let far: Vec<(String, Piece)> = clusters(g, &eligible)
+    let eligible: HashSet<&NodeId> = visible.iter().map(|n| &n.id).filter(|id| !shown.contains(id)).collect();
+    let far_lines: Vec<(String, String)> = clusters_in(g, &eligible, 12)
         .into_iter()
         .take(12)
         .map(|c| {
@@ -503,9 +523,11 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
             let more = c.members.len().saturating_sub(3);
             let more = if more > 0 { format!(" +{more} more") } else { String::new() };
             let text = format!("- [{}] {}{}\n", c.handle, names.join(", "), more);
-            (c.handle, piece(text))
+            (c.handle, text)
         })
         .collect();
+    let (handles_all, texts): (Vec<String>, Vec<String>) = far_lines.into_iter().unzip();
+    let far: Vec<(String, Piece)> = handles_all.into_iter().zip(pieces(texts)).collect();
     for (i, (_, p)) in far.iter().enumerate() {
         take(&mut chosen, &mut used, Chosen::Far(i), p.tokens);
     }

@@ -203,10 +203,10 @@ impl Session {
     /// Like [`Session::open`] with an explicit lock timeout.
     pub fn open_with_timeout(home: &Home, id: &str, config: Config, timeout: Duration) -> Result<Session, StoreError> {
         let dir = home.session_dir(id)?;
-        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+        std::fs::create_dir_all(&dir).map_err(|error| StoreError::Io {
             action: "create directory",
             path: dir.clone(),
-            source,
+            error,
         })?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
         let mut load = LoadReport::default();

@@ -24,14 +24,14 @@ use crate::graph::{GraphDoc, NodeId};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// A file operation failed.
-    #[error("{action} {path}: {source}")]
+    #[error("{action} {path}: {error}")]
     Io {
         /// What was being done.
         action: &'static str,
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A file exists but is not what it should be.
     #[error("{path} is corrupt: {reason}")]
@@ -50,10 +50,10 @@ pub enum StoreError {
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
-    move |source| StoreError::Io {
+    move |error| StoreError::Io {
         action,
         path: path.to_owned(),
-        source,
+        error,
     }
 }
 

@@ -74,20 +74,20 @@ impl Transcript {
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
     /// The file could not be opened or read.
-    #[error("cannot read transcript {path}: {source}")]
+    #[error("cannot read transcript {path}: {error}")]
     Io {
         /// The file.
         path: String,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
 /// Reads a Claude Code transcript file.
 pub fn read_claude(path: &Path) -> Result<Transcript, TranscriptError> {
-    let bytes = std::fs::read(path).map_err(|source| TranscriptError::Io {
+    let bytes = std::fs::read(path).map_err(|error| TranscriptError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     Ok(parse_claude(&String::from_utf8_lossy(&bytes)))
 }
