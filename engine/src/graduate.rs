@@ -436,11 +436,11 @@ pub fn append_once(path: &Path, text: &str, marker: &str) -> Result<bool, StoreE
     let old = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(source) => {
+        Err(error) => {
             return Err(StoreError::Io {
                 action: "read",
                 path: path.to_owned(),
-                source,
+                error,
             });
         }
     };

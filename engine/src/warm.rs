@@ -238,10 +238,10 @@ impl WarmStore {
         timeout: Duration,
     ) -> Result<WarmStore, StoreError> {
         let dir = WarmStore::dir_of(home, key)?;
-        fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+        fs::create_dir_all(&dir).map_err(|error| StoreError::Io {
             action: "create directory",
             path: dir.clone(),
-            source,
+            error,
         })?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
         let mut load = WarmLoad::default();
@@ -371,10 +371,10 @@ impl WarmStore {
         if rotate {
             // Crash-safe order: each step leaves prev snapshot + journals complete.
             let rename = |from: &Path, to: &Path| {
-                fs::rename(from, to).map_err(|source| StoreError::Io {
+                fs::rename(from, to).map_err(|error| StoreError::Io {
                     action: "rotate",
                     path: from.to_owned(),
-                    source,
+                    error,
                 })
             };
             if snap_path.exists() {
