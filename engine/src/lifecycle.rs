@@ -298,7 +298,10 @@ pub fn warm_seed(
     for id in &keep {
         if let Some(n) = union.node(id) {
             let mut n = n.clone();
-            n.weight = effective_weight(&n, now, rc.warm_half_life_days, floor).clamp(0.0, 1.0);
+            // A superseded node comes along for the record, weighted low so
+            // the render prefers the current decision.
+            let w = weights.get(id).copied().unwrap_or(0.0).clamp(0.0, 1.0);
+            n.weight = if n.anchor { w.max(floor) } else { w };
             seed.upsert_node(n);
         }
     }
