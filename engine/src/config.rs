@@ -45,6 +45,14 @@ pub struct GateConfig {
     pub min_entity_len: usize,
     /// Most new names reported per decision.
     pub max_reported_entities: usize,
+    /// Soft triggers (new entity, domain shift) wait until this many quiet
+    /// turns have passed since the last probe; their names are kept and fire
+    /// then. Decisions and corrections always fire at once.
+    pub soft_quiet_turns: u32,
+    /// Signal points new names need to fire (a person, project or product is 2, a file or identifier 1).
+    pub new_entity_points: u32,
+    /// Least score the dominant domain needs (and lead over the runner-up) to count as a shift.
+    pub domain_min_score: u32,
 }
 
 impl Default for GateConfig {
@@ -54,6 +62,9 @@ impl Default for GateConfig {
             domain_window: 3,
             min_entity_len: 3,
             max_reported_entities: 8,
+            soft_quiet_turns: 2,
+            new_entity_points: 2,
+            domain_min_score: 5,
         }
     }
 }
@@ -115,6 +126,10 @@ pub struct DecayConfig {
     pub anchor_floor: f64,
     /// Raise applied to focus nodes the patch did not touch: w += boost × (1 − w).
     pub activation_boost: f64,
+    /// Decisions, corrections and preferences in force decay this much slower (rate × factor).
+    pub durable_factor: f64,
+    /// People and projects decay this much slower (rate × factor).
+    pub entity_factor: f64,
     /// Non-anchor nodes under this weight are pruned when the graph is over `max_nodes`.
     pub prune_below: f64,
     /// Most nodes a hot graph keeps.
@@ -131,6 +146,8 @@ impl Default for DecayConfig {
             time_erosion: 0.04,
             anchor_floor: 0.2,
             activation_boost: 0.2,
+            durable_factor: 0.3,
+            entity_factor: 0.6,
             prune_below: 0.05,
             max_nodes: 5_000,
         }

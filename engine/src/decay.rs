@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::config::DecayConfig;
-use crate::graph::{Graph, NodeId};
+use crate::graph::{Graph, NodeId, NodeKind};
 
 /// What a decay step did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -29,6 +29,11 @@ pub struct DecayReport {
 /// The multiplier a node at `distance` hops (None = disconnected/far) with
 /// `age_hours` since activation gets.
 pub fn factor(cfg: &DecayConfig, distance: Option<u32>, age_hours: f64) -> f64 {
+    factor_scaled(cfg, distance, age_hours, 1.0)
+}
+
+/// [`factor`] with the rate (and time erosion) scaled by `resistance` (1 = none).
+pub fn factor_scaled(cfg: &DecayConfig, distance: Option<u32>, age_hours: f64, resistance: f64) -> f64 {
     let max_d = cfg.max_distance.max(1) as f64;
     let distance_factor = match distance {
         Some(d) => (d as f64 / max_d).min(1.0),
@@ -41,14 +46,22 @@ pub fn factor(cfg: &DecayConfig, distance: Option<u32>, age_hours: f64) -> f64 {
         0.0
     };
     let shield = 1.0 - cfg.recency_shield.clamp(0.0, 1.0) * recency;
-    let time_factor = 1.0 - cfg.time_erosion.clamp(0.0, 1.0) * (1.0 - recency);
-    ((1.0 - cfg.rate.clamp(0.0, 1.0) * distance_factor * shield) * time_factor).clamp(0.0, 1.0)
+    let r = resistance.clamp(0.0, 1.0);
+    let time_factor = 1.0 - cfg.time_erosion.clamp(0.0, 1.0) * r * (1.0 - recency);
+    ((1.0 - cfg.rate.clamp(0.0, 1.0) * r * distance_factor * shield) * time_factor).clamp(0.0, 1.0)
 }
 
 /// Activates `focus` and decays every other node. Deterministic.
 pub fn step(graph: &mut Graph, focus: &[NodeId], now: DateTime<Utc>, cfg: &DecayConfig) -> DecayReport {
     let mut report = DecayReport::default();
     let distances = graph.distances(focus, cfg.max_distance);
+    // Durable kinds resist decay while in force; a superseded decision is history and fades normally.
+    let superseded: std::collections::HashSet<NodeId> = graph
+        .edges()
+        .into_iter()
+        .filter(|e| e.kind == crate::graph::EdgeKind::Supersedes)
+        .map(|e| e.target.clone())
+        .collect();
     for node in graph.nodes_mut() {
         let d = distances.get(&node.id).copied();
         if d == Some(0) {
@@ -58,7 +71,13 @@ pub fn step(graph: &mut Graph, focus: &[NodeId], now: DateTime<Utc>, cfg: &Decay
             continue;
         }
         let age_hours = (now - node.last_activated).num_milliseconds() as f64 / 3_600_000.0;
-        let mut w = node.weight * factor(cfg, d, age_hours);
+        let resistance = match node.kind {
+            _ if superseded.contains(&node.id) => 1.0,
+            NodeKind::Decision | NodeKind::Correction | NodeKind::Preference => cfg.durable_factor,
+            NodeKind::Person | NodeKind::Project => cfg.entity_factor,
+            _ => 1.0,
+        };
+        let mut w = node.weight * factor_scaled(cfg, d, age_hours, resistance);
         if node.anchor && w < cfg.anchor_floor {
             w = cfg.anchor_floor.max(0.0);
             report.floored += 1;

@@ -57,6 +57,13 @@ pub const MAX_INPUT_CHARS: usize = 4096;
 /// Default number of texts per model call in [`Embedder::embed`].
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
+/// Default cap on attention cells per model call, one full-window text; see
+/// [`EmbedOptions::max_batch_attention`].
+pub const DEFAULT_MAX_BATCH_ATTENTION: usize = MAX_TOKENS * MAX_TOKENS;
+
+/// Most intra-op threads used when [`EmbedOptions::intra_threads`] is `None`.
+pub const DEFAULT_MAX_THREADS: usize = 4;
+
 /// Files the model directory must hold.
 const MODEL_FILES: [&str; 5] = [
     "model.onnx",
@@ -314,10 +321,24 @@ pub fn prepare_text(text: &str) -> Option<String> {
 /// Knobs for [`Embedder::load_with`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbedOptions {
-    /// ONNX Runtime intra-op threads; `None` uses every available core.
+    /// ONNX Runtime intra-op threads; `None` uses the available cores, at
+    /// most [`DEFAULT_MAX_THREADS`], so a background embedder does not
+    /// occupy a large machine.
     pub intra_threads: Option<usize>,
-    /// Texts per model call; `0` is treated as 1.
+    /// At most this many texts per model call; `0` is treated as 1.
     pub batch_size: usize,
+    /// At most this many attention cells per model call: texts times the
+    /// square of the longest text's length in word pieces. Working memory
+    /// grows with it (about 50 MB per full-window text with this model), so
+    /// long texts go through in small batches while short ones fill
+    /// [`EmbedOptions::batch_size`]; `0` means no limit.
+    pub max_batch_attention: usize,
+    /// Keep ONNX Runtime's CPU memory arena. The arena keeps the largest
+    /// working set it ever needed for the life of the process; without it
+    /// memory goes back after each call. Off by default.
+    pub arena: bool,
+    /// Extra ONNX Runtime session configuration entries (key, value).
+    pub session_config: Vec<(String, String)>,
     /// Let idle ONNX Runtime worker threads spin-wait for work. Spinning
     /// shaves latency off back-to-back calls but burns CPU after each call,
     /// so it is off by default: the embedder shares the machine with the
@@ -330,6 +351,9 @@ impl Default for EmbedOptions {
         EmbedOptions {
             intra_threads: None,
             batch_size: DEFAULT_BATCH_SIZE,
+            max_batch_attention: DEFAULT_MAX_BATCH_ATTENTION,
+            arena: false,
+            session_config: Vec::new(),
             spin: false,
         }
     }
@@ -394,6 +418,7 @@ pub struct Embedder {
     model_id: String,
     dim: usize,
     batch_size: usize,
+    max_batch_attention: usize,
     /// Set after a panic inside the model: the embedder refuses further work.
     broken: Option<String>,
 }
@@ -404,6 +429,7 @@ impl fmt::Debug for Embedder {
             .field("model_id", &self.model_id)
             .field("dim", &self.dim)
             .field("batch_size", &self.batch_size)
+            .field("max_batch_attention", &self.max_batch_attention)
             .field("broken", &self.broken)
             .finish_non_exhaustive()
     }
@@ -503,12 +529,23 @@ impl Embedder {
         let mut init = InitOptionsUserDefined::new()
             .with_environment(env)
             .with_max_length(MAX_TOKENS);
-        if let Some(threads) = options.intra_threads {
-            init = init.with_intra_threads(threads.max(1));
-        }
+        let threads = options.intra_threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZero::get)
+                .min(DEFAULT_MAX_THREADS)
+        });
+        init = init.with_intra_threads(threads.max(1));
         if !options.spin {
             init = init.with_session_config("session.intra_op.allow_spinning", "0");
         }
+        for (key, value) in &options.session_config {
+            init = init.with_session_config(key.clone(), value.clone());
+        }
+        init = init.with_execution_providers(vec![
+            ort::ep::CPU::default()
+                .with_arena_allocator(options.arena)
+                .build(),
+        ]);
         let user_model =
             UserDefinedEmbeddingModel::new(onnx, tokenizer_files).with_pooling(Pooling::Mean);
         let model = match catch_unwind(AssertUnwindSafe(|| {
@@ -528,6 +565,11 @@ impl Embedder {
             model_id,
             dim: 0,
             batch_size: options.batch_size.max(1),
+            max_batch_attention: if options.max_batch_attention == 0 {
+                usize::MAX
+            } else {
+                options.max_batch_attention
+            },
             broken: None,
         };
         let probe = embedder
@@ -620,6 +662,20 @@ impl Embedder {
         Ok(out)
     }
 
+    /// Word pieces the model will see for `text` (after truncation).
+    fn token_count(&self, text: &str) -> Result<usize, EmbedError> {
+        match catch_unwind(AssertUnwindSafe(|| self.model.tokenizer.encode(text, true))) {
+            Ok(Ok(encoding)) => Ok(encoding.len()),
+            Ok(Err(e)) => Err(EmbedError::Inference(one_line(format_args!(
+                "tokenizer: {e}"
+            )))),
+            Err(payload) => Err(EmbedError::Inference(format!(
+                "tokenizer panicked: {}",
+                panic_message(payload.as_ref())
+            ))),
+        }
+    }
+
     fn vector(&self, values: Vec<f32>) -> Vector {
         Vector {
             model: self.model_id.clone(),
@@ -638,11 +694,31 @@ impl Embedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        // Sorting by length keeps padding, and so wasted work, small.
+        // Sorting by length keeps padding, and so wasted work, small; the
+        // attention budget keeps batches of long texts small.
+        let lengths = texts
+            .iter()
+            .map(|t| self.token_count(t))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
+        order.sort_by_key(|&i| lengths[i]);
+        let mut chunks: Vec<&[usize]> = Vec::new();
+        let mut start = 0;
+        for end in 1..=order.len() {
+            // Would taking order[end - 1] overflow the chunk? Then close it first.
+            let size = end - start;
+            let longest = lengths[order[end - 1]].max(1);
+            let cells = size.saturating_mul(longest.saturating_mul(longest));
+            if size > 1 && (size > self.batch_size || cells > self.max_batch_attention) {
+                chunks.push(&order[start..end - 1]);
+                start = end - 1;
+            }
+        }
+        if start < order.len() {
+            chunks.push(&order[start..]);
+        }
         let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        for chunk in order.chunks(self.batch_size) {
+        for chunk in chunks {
             let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
             let model = &mut self.model;
             let result = catch_unwind(AssertUnwindSafe(|| model.embed(&batch, Some(batch.len()))));

@@ -97,6 +97,7 @@ pub const DECISION_CUES: &[&str] = &[
 /// Phrases that mark a correction when they open a sentence.
 pub const CORRECTION_OPENERS: &[&str] = &[
     "actually",
+    "no need",
     "no,",
     "no -",
     "no.",
@@ -155,7 +156,7 @@ const LEXICON: &[&str] = &[
     "warp", "nextest", "clippy", "rustfmt", "cargo", "Postgres", "PostgreSQL", "MySQL", "SQLite", "Redis",
     "Kafka", "RabbitMQ", "NATS", "Docker", "Kubernetes", "Terraform", "Nginx", "GraphQL", "gRPC", "Stripe",
     "Sentry", "GitHub", "GitLab", "AWS", "S3", "GCP", "Azure", "Vercel", "Fly.io", "Heroku", "Cloudflare",
-    "React", "Vue", "Svelte", "Next.js", "TypeScript", "JavaScript", "Python", "Rust", "Go", "Node.js",
+    "React", "Vue", "Svelte", "Next.js", "TypeScript", "JavaScript", "Python", "Rust", "Golang", "Node.js",
     "Resend", "Bento", "SendGrid", "Mailgun", "Postmark", "SES", "Twilio", "Slack", "Datadog", "Grafana",
     "Prometheus", "OpenTelemetry", "Elasticsearch", "MongoDB", "DynamoDB", "Supabase", "Firebase", "OAuth",
     "JWT", "CI", "Jenkins", "CircleCI", "npm", "pnpm", "yarn", "webpack", "vite", "Tailwind", "MJML",
@@ -189,7 +190,7 @@ const CAPITAL_STOP: &[&str] = &[
     "undo", "drop", "wire", "hook", "wrap", "split", "bump", "ship", "draft", "write", "rerun", "retry",
     "implement", "refactor", "change", "replace", "create", "generate", "explain", "describe", "help", "give",
     "put", "set", "get", "take", "leave", "hold", "sounds", "works", "worked", "great,", "cool", "awesome",
-    "quick", "quickly", "where's", "how's", "who's", "when's", "it'll", "we've", "you've", "they're", "i'll",
+    "quick", "quickly", "needs", "need", "gets", "makes", "uses", "adds", "final", "reminder", "where's", "how's", "who's", "when's", "it'll", "we've", "you've", "they're", "i'll",
 ];
 
 /// Verbs and cues that, right after a capitalised name, mark a person.
@@ -217,6 +218,9 @@ const PROJECT_HEADS: &[&str] = &[
     "feature", "project", "app", "service", "milestone", "epic", "release", "launch", "flow", "dashboard",
     "module", "pipeline", "integration", "rollout", "migration",
 ];
+
+/// Heads that make a lowercase phrase a project ("the dunning feature").
+const FEATURE_HEADS: &[&str] = &["feature", "project", "epic", "milestone", "launch", "rollout"];
 
 const TECH_WORDS: &[&str] = &[
     "function", "fn", "struct", "enum", "trait", "impl", "compile", "compiler", "error", "errors", "test",
@@ -320,6 +324,12 @@ fn words(sentence: &str) -> Vec<Word<'_>> {
             .trim_end_matches([')', '"', '\'', '`', ']', '}', ',', '.', ':', ';', '!', '?', '*', '>']);
         let text = text.strip_suffix("()").unwrap_or(text);
         let text = text.strip_suffix("'s").or_else(|| text.strip_suffix("\u{2019}s")).unwrap_or(text);
+        let text = if text.contains("://") { text } else { clean_code_token(text) };
+        // "Resend-specific", "Postgres-backed": the name is the first part.
+        let text = match text.split_once('-') {
+            Some((head, tail)) if is_capitalized(head) && tail.chars().all(|c| c.is_ascii_lowercase()) && !tail.is_empty() => head,
+            _ => text,
+        };
         if !text.is_empty() {
             out.push(Word {
                 raw,
@@ -348,7 +358,7 @@ fn file_path(w: &str, root: Option<&str>) -> Option<String> {
     if stem.is_empty() || !FILE_EXTS.contains(&ext) || w.contains("://") || w.starts_with("[REDACTED") {
         return None;
     }
-    if !w.contains('/') && !stem.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.') {
+    if !w.contains('/') && (w.starts_with('.') || !stem.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')) {
         return None;
     }
     let mut p = w.to_owned();
@@ -364,8 +374,25 @@ fn file_path(w: &str, root: Option<&str>) -> Option<String> {
     (!p.is_empty()).then_some(p)
 }
 
+/// Cuts code noise off a token: generics (`Foo<Bar`), calls (`f(&x`).
+fn clean_code_token(t: &str) -> &str {
+    let end = t.find(['<', '(', '{', '[', '=']).unwrap_or(t.len());
+    t[..end].trim_end_matches([':', '.', ','])
+}
+
+fn looks_like_hash(t: &str) -> bool {
+    t.len() >= 7 && t.bytes().all(|b| b.is_ascii_hexdigit()) && t.bytes().any(|b| b.is_ascii_digit()) && t.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
 fn identifier(w: &Word<'_>) -> bool {
     let t = w.text;
+    if looks_like_hash(t) {
+        return false;
+    }
+    // SQL keywords and constants in backticks are not things worth remembering.
+    if t.len() > 1 && t.bytes().all(|b| b.is_ascii_uppercase()) {
+        return false;
+    }
     if t.len() < 4 || t.starts_with("[REDACTED") || t.contains('/') || t.contains("://") {
         return false;
     }
@@ -378,7 +405,9 @@ fn identifier(w: &Word<'_>) -> bool {
     let upper = t.chars().filter(|c| c.is_uppercase()).count();
     let camel = upper >= 2 && t.chars().any(|c| c.is_lowercase()) && t.chars().next().is_some_and(|c| c.is_alphabetic()) && !t.contains('.');
     let call = w.raw.contains("()");
-    (w.backticked && t.chars().any(|c| c.is_alphabetic())) || snake || path || camel || call
+    // A backticked plain word (`from`, `setup`) is too common to be a name.
+    let plain = t.chars().all(|c| c.is_ascii_lowercase());
+    (w.backticked && !plain && t.chars().any(|c| c.is_alphabetic())) || snake || path || camel || call
 }
 
 /// Finds the named things in one sentence. `root` is the project directory,
@@ -407,7 +436,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 kind: NodeKind::Identifier,
                 domain: Domain::Technical,
                 role: None,
-                strong: w.backticked,
+                strong: w.backticked || w.text.contains("::") || w.text.contains('_'),
             });
             i += 1;
             continue;
@@ -481,7 +510,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         if i + 1 < ws.len() {
             let head = ws[i + 1].text.to_lowercase();
             let word = w.text.to_lowercase();
-            if PROJECT_HEADS.contains(&head.as_str())
+            if FEATURE_HEADS.contains(&head.as_str())
                 && word.len() >= 4
                 && word.chars().all(|c| c.is_alphabetic() || c == '-')
                 && !is_stop(&word)
@@ -645,7 +674,10 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             let l = lower.as_str();
             let explicit = l.contains("instead of") || l.contains("rather than") || (*cue == "replace" && l.contains(" with "));
             let at_start = at == 0 || lower[..at].trim().is_empty() || lower[..at].trim_end().ends_with(['.', ',']);
-            if !explicit || !at_start {
+            // An imperative "Use X for Y" naming a known kind of thing is a decision too.
+            let names_thing = *cue == "use"
+                && mentions(rest, root).first().is_some_and(|m| m.strong && m.kind != NodeKind::Person);
+            if !at_start || !(explicit || names_thing) {
                 continue;
             }
         }
@@ -685,6 +717,18 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .into_iter()
             .find(|m| m.kind != NodeKind::Person)
             .map(|m| m.label);
+        let lead = sentence[..at].trim().trim_end_matches(',');
+        if topic_part.is_none() {
+            let ll = lead.to_lowercase();
+            if let Some(p) = ll.rfind("for ") {
+                if p == 0 || ll[..p].ends_with(' ') {
+                    let t = lead[p + 4..].trim();
+                    if !t.is_empty() && t.split_whitespace().count() <= 5 {
+                        topic_part = Some(t);
+                    }
+                }
+            }
+        }
         let topic_part = topic_part.map(|t| t.trim_start_matches("over ").trim_start_matches("the ").trim()).filter(|t| !t.is_empty());
         let verb_led = matches!(*cue, "the plan is to" | "the plan is" | "decided to" | "we decided to" | "we've decided to");
         let label = if verb_led {
@@ -766,6 +810,11 @@ pub fn correction(sentence: &str) -> Option<Correction> {
         None => return None,
     };
     let body = body.trim().trim_end_matches(['.', '!']);
+    // "One more correction from Dana: the grace period is 3 days" → after the colon.
+    let body = match body.split_once(':') {
+        Some((head, tail)) if head.to_lowercase().contains("correction") && tail.split_whitespace().count() >= 3 => tail.trim(),
+        _ => body,
+    };
     // Strip a second opener ("Actually, wait, ...").
     let body = body
         .trim_start_matches(|c: char| c == ',' || c == ' ')

@@ -88,6 +88,26 @@ pub struct GateState {
     /// Names seen by the gate but not yet probed, so one name fires once.
     #[serde(default)]
     pub pending_names: Vec<String>,
+    /// A domain shift deferred to the next eligible turn.
+    #[serde(default)]
+    pub pending_shift: bool,
+    /// Signal points of the pending names (people 2, files 1 …).
+    #[serde(default)]
+    pub pending_points: u32,
+    /// Whether any probe has run in this session.
+    #[serde(default)]
+    pub probed: bool,
+}
+
+/// The prompt's domain when it clearly dominates: at least `min` points and
+/// `min` ahead of the runner-up... or half of that for short prompts.
+fn clear_domain(text: &str, min: u32) -> Option<Domain> {
+    let scores = extract::domain_scores(text);
+    let d = extract::dominant_domain(text)?;
+    let i = Domain::ALL.iter().position(|x| *x == d)?;
+    let top = scores[i];
+    let second = scores.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| *s).max().unwrap_or(0);
+    (top >= min && top >= second + min.div_ceil(2)).then_some(d)
 }
 
 /// Decides whether this turn fires a probe and updates `state`.
@@ -98,19 +118,26 @@ pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<Stri
     let mut triggers = Vec::new();
     let mut reasons = Vec::new();
 
-    let new_entities = new_names(input, known, &state.pending_names, cfg);
+    let found = new_names(input, known, &state.pending_names, cfg);
+    let points: u32 = found.iter().map(|(_, p)| p).sum::<u32>() + state.pending_points;
+    let new_entities: Vec<String> = found.into_iter().map(|(n, _)| n).collect();
     if !new_entities.is_empty() {
-        triggers.push(Trigger::NewEntity);
         reasons.push(format!("new: {}", new_entities.join(", ")));
+        // One new file or identifier alone waits for company.
+        if points >= cfg.new_entity_points {
+            triggers.push(Trigger::NewEntity);
+        }
     }
+    let mut new_points = points - state.pending_points;
 
-    let domain = extract::dominant_domain(input.prompt);
+    let domain = clear_domain(input.prompt, cfg.domain_min_score);
     if let (Some(d), Some(window)) = (domain, window_domain(&state.recent_domains)) {
         if d != window && state.recent_domains.len() >= cfg.domain_window.min(2) {
             triggers.push(Trigger::DomainShift);
             reasons.push(format!("domain {window} -> {d}"));
         }
     }
+    let soft = !triggers.is_empty();
 
     if extract::has_decision_language(input.prompt) {
         triggers.push(Trigger::Decision);
@@ -121,6 +148,40 @@ pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<Stri
         reasons.push("correction language".into());
     }
 
+    let hard = triggers.iter().any(|t| matches!(t, Trigger::Decision | Trigger::Correction));
+    // Soft triggers right after a probe wait (their names are kept and fire later):
+    // that batches a burst of new names into one probe.
+    let mut deferred = false;
+    let eligible = state.quiet_turns >= cfg.soft_quiet_turns || !state.probed;
+    let below_bar = !new_entities.is_empty() && !triggers.contains(&Trigger::NewEntity);
+    if (soft && !hard && !eligible) || (below_bar && !hard) {
+        deferred = soft && !hard && !eligible;
+        state.pending_points += new_points;
+        new_points = 0;
+        for n in &new_entities {
+            let norm = normalize_name(n);
+            if !state.pending_names.contains(&norm) && state.pending_names.len() < 64 {
+                state.pending_names.push(norm);
+            }
+        }
+        if deferred {
+            state.pending_shift = state.pending_shift || triggers.contains(&Trigger::DomainShift);
+            reasons.push(format!("deferred: {} quiet turn(s) since the last probe", state.quiet_turns));
+            triggers.clear();
+        }
+    }
+    if !deferred && !hard && eligible && (state.pending_points >= cfg.new_entity_points || state.pending_shift) {
+        // Deferred soft triggers fire now.
+        if state.pending_points >= cfg.new_entity_points && !triggers.contains(&Trigger::NewEntity) {
+            triggers.push(Trigger::NewEntity);
+            reasons.push(format!("deferred new: {}", state.pending_names.join(", ")));
+        }
+        if state.pending_shift && !triggers.contains(&Trigger::DomainShift) {
+            triggers.push(Trigger::DomainShift);
+            reasons.push("deferred domain shift".into());
+        }
+    }
+    let _ = new_points;
     if triggers.is_empty() && state.quiet_turns >= cfg.dead_mans_switch {
         triggers.push(Trigger::DeadMansSwitch);
         reasons.push(format!("{} quiet turns", state.quiet_turns));
@@ -137,6 +198,9 @@ pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<Stri
     if fire {
         state.quiet_turns = 0;
         state.pending_names.clear();
+        state.pending_points = 0;
+        state.pending_shift = false;
+        state.probed = true;
     } else {
         state.quiet_turns += 1;
         reasons.push(format!("quiet ({} since last probe)", state.quiet_turns));
@@ -167,25 +231,34 @@ fn window_domain(window: &VecDeque<Domain>) -> Option<Domain> {
         .copied()
 }
 
-fn new_names(input: &GateInput<'_>, known: &HashSet<String>, pending: &[String], cfg: &GateConfig) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut consider = |label: &str| {
+/// New names in the turn, each with its weight as a signal: people,
+/// projects and named products count 2, files and identifiers 1.
+fn new_names(input: &GateInput<'_>, known: &HashSet<String>, pending: &[String], cfg: &GateConfig) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    let mut consider = |label: &str, points: u32| {
         let norm = normalize_name(label);
         if norm.chars().count() < cfg.min_entity_len || known.contains(&norm) || pending.contains(&norm) {
             return;
         }
-        // A person known by full name also answers to their first name.
-        if known.iter().any(|k| k.starts_with(&format!("{norm} ")) || k.ends_with(&format!("/{norm}"))) {
+        // A person known by full name also answers to their first name; a
+        // path known in full also answers to its file name.
+        let first = format!("{norm} ");
+        let base = format!("/{norm}");
+        if known.iter().any(|k| k.starts_with(&first) || k.ends_with(&base)) {
             return;
         }
-        if !out.iter().any(|o| normalize_name(o) == norm) {
-            out.push(label.to_owned());
+        if !out.iter().any(|(o, _)| normalize_name(o) == norm) {
+            out.push((label.to_owned(), points));
         }
     };
     for s in extract::sentences(input.prompt) {
         for m in extract::mentions(&s, None) {
+            let points = match m.kind {
+                NodeKind::File | NodeKind::Identifier => 1,
+                _ => 2,
+            };
             if m.strong || m.kind == NodeKind::Project {
-                consider(&m.label);
+                consider(&m.label, points);
             }
         }
     }
@@ -194,7 +267,7 @@ fn new_names(input: &GateInput<'_>, known: &HashSet<String>, pending: &[String],
     for s in extract::sentences(input.previous_reply) {
         for m in extract::mentions(&s, None) {
             if matches!(m.kind, NodeKind::Person | NodeKind::Project) {
-                consider(&m.label);
+                consider(&m.label, 2);
             }
         }
     }
@@ -227,7 +300,7 @@ mod tests {
     #[test]
     fn each_trigger_table() {
         let table: &[(&str, &[&str], Option<Trigger>)] = &[
-            ("Can you look at src/billing/invoice.rs?", &[], Some(Trigger::NewEntity)),
+            ("Can you look at src/billing/invoice.rs and src/billing/money.rs?", &[], Some(Trigger::NewEntity)),
             ("Can you look at src/billing/invoice.rs?", &["src/billing/invoice.rs"], None),
             ("Ask Priya Raman to review it", &[], Some(Trigger::NewEntity)),
             ("Ask Priya to review it", &["Priya Raman"], None),
@@ -253,7 +326,7 @@ mod tests {
         for _ in 0..3 {
             run(&mut st, "fix the failing test in the handler and the compile error", &[]);
         }
-        let d = run(&mut st, "I prefer short answers, I skim everything", &[]);
+        let d = run(&mut st, "I prefer short answers, I skim everything; my style, my habit: keep it brief", &[]);
         assert!(d.triggers.contains(&Trigger::DomainShift), "{d:?}");
     }
 
@@ -268,6 +341,30 @@ mod tests {
         assert_eq!(d.triggers, vec![Trigger::DeadMansSwitch]);
         let d = run(&mut st, "ok run it again", &[]);
         assert!(!d.fire);
+    }
+
+    #[test]
+    fn soft_triggers_right_after_a_probe_are_deferred_not_lost() {
+        let mut st = GateState::default();
+        let d = run(&mut st, "We decided to ship on Monday.", &[]);
+        assert!(d.fire);
+        let d = run(&mut st, "Look at src/billing/invoice.rs with Stripe", &[]);
+        assert!(!d.fire, "{d:?}");
+        assert!(d.reason.contains("deferred"), "{}", d.reason);
+        let d = run(&mut st, "ok", &[]);
+        assert!(!d.fire, "{d:?}");
+        let d = run(&mut st, "ok", &[]);
+        assert_eq!(d.triggers, vec![Trigger::NewEntity], "{d:?}");
+        assert!(d.reason.contains("src/billing/invoice.rs"), "{}", d.reason);
+    }
+
+    #[test]
+    fn one_new_file_waits_for_company() {
+        let mut st = GateState { probed: true, quiet_turns: 5, ..GateState::default() };
+        let d = run(&mut st, "open src/a.rs", &[]);
+        assert!(!d.fire, "{d:?}");
+        let d = run(&mut st, "and src/b.rs", &[]);
+        assert_eq!(d.triggers, vec![Trigger::NewEntity], "{d:?}");
     }
 
     #[test]

@@ -86,9 +86,11 @@ impl NodeId {
             } else {
                 dash = true;
             }
-            if out.len() >= MAX_ID_LEN {
-                break;
-            }
+        }
+        if out.len() > MAX_ID_LEN {
+            // Cut at a word boundary within the limit.
+            let cut = out[..MAX_ID_LEN].rfind('-').filter(|&p| p > MAX_ID_LEN / 2).unwrap_or(MAX_ID_LEN);
+            out.truncate(cut);
         }
         while out.ends_with('-') {
             out.pop();
@@ -769,6 +771,9 @@ mod tests {
         assert_eq!(NodeId::slug("Rolling Memory  Graph!").map(|i| i.0), Some("rolling-memory-graph".into()));
         assert_eq!(NodeId::slug("src/billing/invoice.rs").map(|i| i.0), Some("src-billing-invoice-rs".into()));
         assert_eq!(NodeId::slug("  ?? "), None);
+        let long = "pref I'm off Friday afternoons so let's wrap the migration and the scheduler by Thursday evening";
+        let id = NodeId::slug(long).unwrap_or_else(|| unreachable!());
+        assert!(NodeId::parse(id.as_str()).is_some(), "{id}");
         assert!(NodeId::parse("a--b").is_none());
         assert!(NodeId::parse("Abc").is_none());
         assert!(NodeId::parse("abc-1").is_some());

@@ -28,6 +28,7 @@ pub mod render;
 pub mod session;
 pub mod stats;
 pub mod store;
+pub mod synth;
 pub mod transcript;
 
 pub use config::Config;

@@ -139,7 +139,10 @@ impl ApplyReport {
         for key in &self.edges {
             if let Some(e) = graph.edge(key) {
                 set.insert(e.source.clone());
-                set.insert(e.target.clone());
+                // Adding a part to a whole does not put the whole in focus.
+                if e.kind != EdgeKind::PartOf {
+                    set.insert(e.target.clone());
+                }
             }
         }
         set.into_iter().filter(|id| graph.contains(id)).collect()

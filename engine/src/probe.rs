@@ -208,6 +208,16 @@ impl<'a> Plan<'a> {
         if let Some(id) = self.names.get(&norm) {
             return Some(id.clone());
         }
+        // A bare file name resolves to the one known path that ends with it.
+        if kind == NodeKind::File && !label.contains('/') {
+            let suffix = format!("/{norm}");
+            let mut hits: Vec<&NodeId> = self.names.iter().filter(|(k, _)| k.ends_with(&suffix)).map(|(_, id)| id).collect();
+            hits.sort();
+            hits.dedup();
+            if hits.len() == 1 {
+                return Some(hits[0].clone());
+            }
+        }
         // A person's first name resolves to the person.
         if kind == NodeKind::Person || (kind == NodeKind::Entity && !norm.contains(' ')) {
             let prefix = format!("{norm} ");
@@ -246,7 +256,10 @@ impl<'a> Plan<'a> {
     fn upsert(&mut self, m: &Mention, detail: Option<&str>, weight: f64, from_user: bool) -> Option<NodeId> {
         let id = self.resolve(&m.label, m.kind)?;
         let now = self.input.now;
-        let boost = self.cfg.mention_boost;
+        // The user naming something counts more than the assistant doing so.
+        let boost = if from_user { self.cfg.mention_boost } else { self.cfg.mention_boost * 0.3 };
+        let detail = detail.map(|d| if from_user { d.to_owned() } else { first_clause(d) });
+        let detail = detail.as_deref();
         if let Some(planned) = self.nodes.get_mut(&id) {
             planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
             if planned.detail.is_none() {
@@ -290,9 +303,8 @@ impl<'a> Plan<'a> {
             match m.kind {
                 NodeKind::Person => self.cfg.new_weight + 0.15,
                 NodeKind::Project => self.cfg.new_weight + 0.1,
-                NodeKind::File | NodeKind::Identifier if !from_user => self.cfg.new_weight - 0.2,
                 _ if from_user => self.cfg.new_weight + 0.05,
-                _ => self.cfg.new_weight - 0.1,
+                _ => self.cfg.new_weight - 0.25,
             }
         };
         let mut n = Node::new(id.clone(), &m.label, m.domain, base.clamp(0.05, 1.0), now);
@@ -373,7 +385,7 @@ impl<'a> Plan<'a> {
         // Files belong to the project.
         if let Some(p) = self.project.clone() {
             for (id, kind) in &ids {
-                if *kind == NodeKind::File {
+                if *kind == NodeKind::File && self.input.graph.edge(&edge_key(id, EdgeKind::PartOf, &p)).is_none() {
                     self.edge(id, EdgeKind::PartOf, &p, 0.4);
                 }
             }
@@ -614,6 +626,17 @@ impl<'a> Plan<'a> {
             .collect();
         (ops, self.mentioned.into_iter().collect())
     }
+}
+
+/// The first clause of an assistant sentence: enough to say what a thing is.
+fn first_clause(s: &str) -> String {
+    let cut = s
+        .char_indices()
+        .find(|(i, c)| *i > 30 && matches!(c, ':' | ';' | '—' | '(' ))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let clause: String = s[..cut].chars().take(110).collect();
+    clause.trim().trim_end_matches([',', ':', ';']).to_owned()
 }
 
 fn round4(x: f64) -> f64 {

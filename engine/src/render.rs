@@ -211,7 +211,7 @@ pub fn describe(g: &Graph, n: &Node, now: DateTime<Utc>, edges_max: usize) -> St
     );
     if let Some(d) = &n.detail {
         s.push_str(" — ");
-        s.push_str(&short(d, 150));
+        s.push_str(&short(d, 120));
     }
     let mut edges: Vec<(f64, String)> = Vec::new();
     for e in g.edges_of(&n.id) {
@@ -245,6 +245,7 @@ struct Plan<'a> {
     score: HashMap<NodeId, f64>,
     focus_order: Vec<NodeId>,
     decisions: Vec<NodeId>,
+    standing: Vec<NodeId>,
     far_clusters: Vec<Cluster>,
     cluster_shown: usize,
 }
@@ -300,8 +301,24 @@ impl Plan<'_> {
                 }
             }
         }
+        let standing: Vec<&NodeId> = self
+            .standing
+            .iter()
+            .filter(|d| self.levels.get(*d) != Some(&Level::Full))
+            .collect();
+        if !standing.is_empty() {
+            out.push_str("## Corrections and preferences\n");
+            for id in standing {
+                if let Some(n) = self.g.node(id) {
+                    out.push_str(&format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str()));
+                }
+            }
+        }
         let labels = self.nodes_at(Level::Label);
-        let labels: Vec<&Node> = labels.into_iter().filter(|n| !self.decisions.contains(&n.id)).collect();
+        let labels: Vec<&Node> = labels
+            .into_iter()
+            .filter(|n| !self.decisions.contains(&n.id) && !self.standing.contains(&n.id))
+            .collect();
         if !labels.is_empty() {
             out.push_str("## Near\n");
             let mut by_domain: BTreeMap<Domain, Vec<String>> = BTreeMap::new();
@@ -408,6 +425,14 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         .collect();
     decisions.sort_by(|a, b| recency(b).cmp(&recency(a)).then_with(|| weight(b).total_cmp(&weight(a))).then_with(|| a.cmp(b)));
     decisions.truncate(6);
+    // Corrections and preferences stand until superseded: the user said them.
+    let mut standing: Vec<NodeId> = visible
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::Correction | NodeKind::Preference) && g.superseded_by(&n.id).is_none())
+        .map(|n| n.id.clone())
+        .collect();
+    standing.sort_by(|a, b| weight(b).total_cmp(&weight(a)).then_with(|| recency(b).cmp(&recency(a))).then_with(|| a.cmp(b)));
+    standing.truncate(8);
 
     let mut plan = Plan {
         g,
@@ -417,6 +442,7 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         score,
         focus_order: focus.clone(),
         decisions,
+        standing,
         far_clusters: Vec::new(),
         cluster_shown: 0,
     };
@@ -483,7 +509,7 @@ fn far_clusters(plan: &Plan<'_>) -> Vec<Cluster> {
     let eligible: BTreeSet<NodeId> = plan
         .levels
         .iter()
-        .filter(|(_, l)| **l == Level::Collapsed)
+        .filter(|(id, l)| **l == Level::Collapsed && !plan.decisions.contains(id) && !plan.standing.contains(id))
         .map(|(id, _)| id.clone())
         .collect();
     clusters(plan.g, &eligible)
@@ -522,6 +548,10 @@ fn shrink(plan: &mut Plan<'_>) -> bool {
     }
     if plan.cluster_shown > 0 {
         plan.cluster_shown -= 1;
+        return true;
+    }
+    if plan.standing.len() > 2 {
+        plan.standing.pop();
         return true;
     }
     if !plan.decisions.is_empty() {

@@ -299,6 +299,14 @@ impl Session {
 
     /// Records the assistant's reply to the newest queued turn.
     pub fn record_reply(&mut self, reply: &str, files: &[String]) {
+        if self.state.pending.is_empty() && (!reply.trim().is_empty() || !files.is_empty()) {
+            // The turn's prompt was already probed: queue the reply on its own
+            // so the next probe still sees it.
+            self.state.pending.push_back(Turn {
+                index: self.state.turn,
+                ..Turn::default()
+            });
+        }
         if let Some(t) = self.state.pending.back_mut() {
             if !t.assistant.is_empty() {
                 t.assistant.push('\n');

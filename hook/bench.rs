@@ -1,0 +1,186 @@
+//! `rollgraph bench`: measures the engine's real code paths.
+//!
+//! - probe rate: the example transcript replayed through the gate and the
+//!   heuristic probe (target 10–15 probes per 60 turns);
+//! - render: time and tokens on an N-node graph (target < 1 ms, 500–800);
+//! - apply + decay per probe cycle on the same graph, in memory and through
+//!   the journaled session (fsync included).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Serialize;
+
+use rollgraph_engine::config::Config;
+use rollgraph_engine::probe::{HeuristicProbe, Probe, ProbeInput};
+use rollgraph_engine::render::{RenderContext, render};
+use rollgraph_engine::session::{Session, rules};
+use rollgraph_engine::store::Home;
+use rollgraph_engine::{clock, decay, patch, synth, transcript};
+
+use crate::common::{out, out_json};
+
+/// Arguments of `rollgraph bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Nodes in the synthetic graph.
+    #[arg(long, default_value_t = 1000)]
+    pub nodes: usize,
+    /// Timed iterations per measurement.
+    #[arg(long, default_value_t = 200)]
+    pub iterations: usize,
+    /// The transcript for the probe-rate measurement.
+    #[arg(long, default_value = "examples/session.jsonl")]
+    pub transcript: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Timing summary in microseconds.
+#[derive(Debug, Serialize)]
+pub struct Timing {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Mean.
+    pub mean_us: f64,
+}
+
+fn timing(mut samples: Vec<f64>) -> Timing {
+    samples.sort_by(f64::total_cmp);
+    let q = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
+    let mean = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
+    let r = |x: f64| (x * 10.0).round() / 10.0;
+    Timing {
+        p50_us: r(q(0.5)),
+        p99_us: r(q(0.99)),
+        mean_us: r(mean),
+    }
+}
+
+/// What `bench --json` prints.
+#[derive(Debug, Serialize)]
+pub struct BenchReport {
+    /// Turns in the transcript.
+    pub turns: u64,
+    /// Probes the gate fired.
+    pub probes: u64,
+    /// Probes per 60 turns.
+    pub probes_per_60_turns: f64,
+    /// Nodes in the synthetic graph.
+    pub nodes: usize,
+    /// Edges in the synthetic graph.
+    pub edges: usize,
+    /// Render time.
+    pub render: Timing,
+    /// Render size.
+    pub render_tokens: usize,
+    /// Heuristic probe time (one turn) on the graph.
+    pub probe: Timing,
+    /// Validate + apply + decay in memory.
+    pub apply_decay: Timing,
+    /// The whole journaled cycle (validate, fsynced journal append, apply, decay, render, state files).
+    pub session_cycle: Timing,
+}
+
+/// Runs the benchmark.
+pub fn run(args: BenchArgs) -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let home = Home::at(tmp.path());
+    let config = Config::default();
+    let n = args.iterations.max(10);
+
+    // 1. Probe rate on the example transcript.
+    let t = transcript::read_claude(&args.transcript)
+        .with_context(|| format!("reading {} (run from the repository root or pass --transcript)", args.transcript.display()))?;
+    let mut session = Session::open(&home, "bench-replay", config.clone())?;
+    session.state.cwd = t.cwd.clone();
+    let mut probe = HeuristicProbe::new(config.probe.clone());
+    crate::replay::drive(&mut session, &t, &mut probe, false, false)?;
+    let (turns, probes) = (session.state.stats.turns, session.state.stats.probes);
+    drop(session);
+
+    // 2. Render on a synthetic graph.
+    let now = clock::parse_time("2026-11-02T12:00:00Z").unwrap_or_else(clock::now);
+    let g = synth::graph(args.nodes, 42, now);
+    let focus: Vec<_> = g.nodes().iter().filter(|n| n.weight > 0.7).take(5).map(|n| n.id.clone()).collect();
+    let ctx = RenderContext { session: "bench", turn: 42, now };
+    let first = render(&g, &focus, &ctx, &config.render);
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let s = Instant::now();
+        let r = render(&g, &focus, &ctx, &config.render);
+        samples.push(s.elapsed().as_secs_f64() * 1e6);
+        std::hint::black_box(r);
+    }
+    let render_t = timing(samples);
+
+    // 3. Probe, then apply + decay, on the same graph with real turns.
+    let turns_text: Vec<transcript::Turn> = t.turns().cloned().collect();
+    let rules = rules(&config);
+    let mut probe_samples = Vec::with_capacity(n);
+    let mut apply_samples = Vec::with_capacity(n);
+    for i in 0..n {
+        let turn = &turns_text[i % turns_text.len()];
+        let input = ProbeInput {
+            session: "bench",
+            probe_id: format!("bench-{i}"),
+            turns: std::slice::from_ref(turn),
+            graph: &g,
+            now,
+            root: t.cwd.as_deref(),
+        };
+        let s = Instant::now();
+        let out_p = probe.probe(&input)?;
+        probe_samples.push(s.elapsed().as_secs_f64() * 1e6);
+        let s = Instant::now();
+        let (mut g2, report) = patch::dry_run(&g, &out_p.patch.ops, &rules)?;
+        let focus = report.touched(&g2);
+        decay::step(&mut g2, &focus, now, &config.decay);
+        apply_samples.push(s.elapsed().as_secs_f64() * 1e6);
+        std::hint::black_box(g2);
+    }
+
+    // 4. The journaled cycle through a session holding the synthetic graph.
+    let mut session = Session::open(&home, "bench-cycle", config.clone())?;
+    session.reset(g.to_doc(), now)?;
+    let mut cycle_samples = Vec::with_capacity(n.min(100));
+    for i in 0..n.min(100) {
+        let turn = turns_text[i % turns_text.len()].clone();
+        session.observe(turn);
+        let s = Instant::now();
+        session.cycle(&mut probe, now)?;
+        cycle_samples.push(s.elapsed().as_secs_f64() * 1e6);
+    }
+
+    let report = BenchReport {
+        turns,
+        probes,
+        probes_per_60_turns: if turns > 0 { (probes as f64 * 600.0 / turns as f64).round() / 10.0 } else { 0.0 },
+        nodes: g.node_count(),
+        edges: g.edge_count(),
+        render: render_t,
+        render_tokens: first.tokens,
+        probe: timing(probe_samples),
+        apply_decay: timing(apply_samples),
+        session_cycle: timing(cycle_samples),
+    };
+    if args.json {
+        return out_json(&report);
+    }
+    let row = |name: &str, t: &Timing| format!("{name:<40} p50 {:>9.1} µs   p99 {:>9.1} µs   mean {:>9.1} µs\n", t.p50_us, t.p99_us, t.mean_us);
+    let mut s = format!(
+        "probe rate: {} probes over {} turns = {:.1} per 60 turns (target 10–15)\n\
+         graph: {} nodes, {} edges; render {} tokens (target 500–800)\n\n",
+        report.probes, report.turns, report.probes_per_60_turns, report.nodes, report.edges, report.render_tokens
+    );
+    s.push_str(&row("render (target < 1 ms)", &report.render));
+    s.push_str(&row("heuristic probe, one turn", &report.probe));
+    s.push_str(&row("validate + apply + decay (in memory)", &report.apply_decay));
+    s.push_str(&row("journaled session cycle (fsync, render)", &report.session_cycle));
+    out(&s)
+}

@@ -1,0 +1,31 @@
+//! The command line: one subcommand per module.
+
+use clap::{Parser, Subcommand};
+
+use crate::{bench, inspect, replay};
+
+/// rollgraph: a rolling, in-session memory graph for coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "rollgraph", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay a Claude Code transcript through the pipeline, turn by turn, as the hook would.
+    Replay(replay::ReplayArgs),
+    /// Render a stored session's injection now.
+    Render(inspect::RenderArgs),
+    /// Show a stored session's graph.
+    Show(inspect::ShowArgs),
+    /// The validation signals: probe rate, injection size, expansions.
+    Stats(inspect::StatsArgs),
+    /// Print the effective configuration.
+    Config(inspect::ConfigArgs),
+    /// Measure the engine: probe rate, render and apply+decay timings.
+    Bench(bench::BenchArgs),
+}

@@ -1,0 +1,83 @@
+//! Helpers shared by the subcommands: logging, output, session lookup.
+
+use std::io::Write;
+
+use anyhow::{Context, Result, bail};
+use rollgraph_engine::Config;
+use rollgraph_engine::session::SessionState;
+use rollgraph_engine::store::{Home, read_json};
+
+/// Logs to stderr, filtered by `ROLLGRAPH_LOG` (default: warnings).
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ROLLGRAPH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+/// Whether an error is a closed stdout (`rollgraph show | head`).
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Writes to stdout, turning a closed pipe into an error `main` treats as success.
+pub fn out(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        stdout.write_all(b"\n")?;
+    }
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Prints a value as pretty JSON.
+pub fn out_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    out(&serde_json::to_string_pretty(value)?)
+}
+
+/// The state home and the config in effect.
+pub fn home_and_config() -> Result<(Home, Config)> {
+    let home = Home::from_env();
+    let config = Config::load_default(home.root()).context("loading the configuration")?;
+    Ok((home, config))
+}
+
+/// The session to act on: `--session`, else the most recently updated one
+/// (preferring sessions whose project is the current directory).
+pub fn pick_session(home: &Home, explicit: Option<&str>) -> Result<String> {
+    if let Some(id) = explicit {
+        let dir = home.session_dir(id)?;
+        if !dir.exists() {
+            bail!("no session {id:?} under {}", home.root().display());
+        }
+        return Ok(id.to_owned());
+    }
+    let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
+    let mut best: Option<(bool, std::time::SystemTime, String)> = None;
+    for id in home.sessions() {
+        let Ok(dir) = home.session_dir(&id) else { continue };
+        let state_path = dir.join("state.json");
+        let mtime = std::fs::metadata(&state_path)
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let here = read_json::<SessionState>(&state_path)
+            .ok()
+            .flatten()
+            .and_then(|s| s.cwd)
+            .is_some_and(|c| Some(c) == cwd);
+        let key = (here, mtime, id.clone());
+        if best.as_ref().is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
+            best = Some(key);
+        }
+    }
+    best.map(|b| b.2)
+        .with_context(|| format!("no sessions under {} (run `rollgraph replay` or use the hook first)", home.root().display()))
+}
