@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{bench, inspect, replay};
+use crate::{bench, doctor, inspect, replay};
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
 #[derive(Debug, Parser)]
@@ -28,4 +28,6 @@ pub enum Command {
     Config(inspect::ConfigArgs),
     /// Measure the engine: probe rate, render and apply+decay timings.
     Bench(bench::BenchArgs),
+    /// Check the setup: active probe, LLM endpoint (one live request), breaker, last error, embeddings.
+    Doctor(doctor::DoctorArgs),
 }

@@ -6,6 +6,7 @@
 mod bench;
 mod cli;
 mod common;
+mod doctor;
 mod inspect;
 mod replay;
 
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
         cli::Command::Stats(a) => inspect::stats(a),
         cli::Command::Config(a) => inspect::config(a),
         cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Doctor(a) => doctor::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -533,3 +533,58 @@ fn reconciler_helpers_ask_and_parse() {
     assert!(reqs[1].get("response_format").is_none());
     assert!(reqs[0]["messages"][1]["content"].as_str().unwrap_or_default().contains("label: Resend"));
 }
+
+fn doctor(home: &std::path::Path, base_url: Option<&str>) -> Value {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rollgraph"));
+    cmd.args(["doctor", "--json", "--no-embed"])
+        .env("ROLLGRAPH_HOME", home)
+        .env_remove("ROLLGRAPH_CONFIG")
+        .env_remove("ROLLGRAPH_LLM_API_KEY")
+        .env_remove("ROLLGRAPH_LLM_MODEL")
+        .env_remove("ROLLGRAPH_NOW")
+        .env_remove("OPENAI_API_KEY");
+    match base_url {
+        Some(u) => cmd.env("ROLLGRAPH_LLM_BASE_URL", u),
+        None => cmd.env_remove("ROLLGRAPH_LLM_BASE_URL"),
+    };
+    let out = cmd.output().unwrap_or_else(|e| panic!("running doctor: {e}"));
+    assert!(out.status.success(), "doctor failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("doctor --json: {e}"))
+}
+
+#[test]
+fn doctor_reports_probe_endpoint_breaker_and_last_error() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let report = doctor(dir.path(), None);
+    assert_eq!(report["probe"], "heuristic");
+    assert!(report["live"].is_null());
+
+    let server = TestServer::start(vec![Answer::Content("ok".into(), "stop")], None);
+    let status = LlmStatus {
+        consecutive_failures: 3,
+        breaker_open_until: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+        last_error: Some("HTTP 503: down".into()),
+        last_error_at: Some(now()),
+        failures: 3,
+        ..LlmStatus::default()
+    };
+    status.save(&Home::at(dir.path())).unwrap_or_else(|e| panic!("save: {e}"));
+    let report = doctor(dir.path(), Some(&server.url));
+    assert_eq!(report["probe"], "llm");
+    assert_eq!(report["endpoint"], server.url.as_str());
+    assert_eq!(report["model"], "gpt-4o-mini");
+    assert_eq!(report["api_key"], "none");
+    assert_eq!(report["live"]["ok"], true, "{report}");
+    assert!(report["breaker"].as_str().unwrap_or_default().starts_with("open until"), "{report}");
+    assert_eq!(report["last_error"], "HTTP 503: down");
+    assert_eq!(report["calls"]["failed"], 3);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1, "doctor makes exactly one live request");
+    assert_eq!(reqs[0]["max_tokens"], 8);
+
+    // An endpoint that refuses: the live check says so, doctor still exits 0.
+    let server = TestServer::start(vec![Answer::Status(401, "bad key".into())], None);
+    let report = doctor(dir.path(), Some(&server.url));
+    assert_eq!(report["live"]["ok"], false);
+    assert!(report["live"]["error"].as_str().unwrap_or_default().contains("401"), "{report}");
+}
