@@ -102,9 +102,17 @@ pub fn run(args: DoctorArgs) -> Result<()> {
         "none".to_owned()
     };
     let (probe, probe_reason, live) = match &base {
-        None => ("heuristic", "no llm.base_url (or ROLLGRAPH_LLM_BASE_URL) set".to_owned(), None),
+        None => (
+            "heuristic",
+            "no llm.base_url (or ROLLGRAPH_LLM_BASE_URL) set".to_owned(),
+            None,
+        ),
         Some(_) => match LlmClient::new(&config.llm) {
-            Err(e) => ("heuristic", format!("the LLM settings are unusable: {e}"), None),
+            Err(e) => (
+                "heuristic",
+                format!("the LLM settings are unusable: {e}"),
+                None,
+            ),
             Ok(client) => {
                 let live = (!args.offline).then(|| match client.ping() {
                     Ok(r) => LiveCheck {
@@ -128,7 +136,10 @@ pub fn run(args: DoctorArgs) -> Result<()> {
         },
     };
     let breaker = match status.breaker_open_until {
-        Some(t) if now < t => format!("open until {}", t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        Some(t) if now < t => format!(
+            "open until {}",
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
         _ => "closed".to_owned(),
     };
     let embeddings = if !config.embed.enabled {
@@ -146,7 +157,11 @@ pub fn run(args: DoctorArgs) -> Result<()> {
         probe: probe.to_owned(),
         probe_reason,
         endpoint: base.map(|b| redact_owned(&b)),
-        model: config.llm.base_url.as_ref().map(|_| config.llm.model.clone()),
+        model: config
+            .llm
+            .base_url
+            .as_ref()
+            .map(|_| config.llm.model.clone()),
         api_key: key_source,
         live,
         breaker,
@@ -170,10 +185,16 @@ pub fn run(args: DoctorArgs) -> Result<()> {
 }
 
 fn text(r: &DoctorReport) -> String {
-    let mut s = format!("home:       {}\nprobe:      {} ({})\n", r.home, r.probe, r.probe_reason);
+    let mut s = format!(
+        "home:       {}\nprobe:      {} ({})\n",
+        r.home, r.probe, r.probe_reason
+    );
     if let Some(e) = &r.endpoint {
         s.push_str(&format!("endpoint:   {e}\n"));
-        s.push_str(&format!("model:      {}\n", r.model.as_deref().unwrap_or("?")));
+        s.push_str(&format!(
+            "model:      {}\n",
+            r.model.as_deref().unwrap_or("?")
+        ));
         s.push_str(&format!("api key:    {}\n", r.api_key));
         match &r.live {
             Some(l) if l.ok => s.push_str(&format!("live check: answers ({} ms)\n", l.latency_ms)),
@@ -185,7 +206,10 @@ fn text(r: &DoctorReport) -> String {
             None => s.push_str("live check: skipped\n"),
         }
     }
-    s.push_str(&format!("breaker:    {} ({} failures in a row)\n", r.breaker, r.consecutive_failures));
+    s.push_str(&format!(
+        "breaker:    {} ({} failures in a row)\n",
+        r.breaker, r.consecutive_failures
+    ));
     match (&r.last_error, r.last_error_at) {
         (Some(e), Some(at)) => s.push_str(&format!(
             "last error: {e} ({})\n",

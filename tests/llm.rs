@@ -14,7 +14,9 @@ use axum::routing::post;
 use chrono::{DateTime, Utc};
 use rollgraph_engine::config::Config;
 use rollgraph_engine::graph::{Domain, Graph, Node, NodeId};
-use rollgraph_engine::llm::{FallbackProbe, FormatMode, LlmClient, LlmProbe, LlmStatus, Prompts, Verdict, probe_from_config};
+use rollgraph_engine::llm::{
+    FallbackProbe, FormatMode, LlmClient, LlmProbe, LlmStatus, Prompts, Verdict, probe_from_config,
+};
 use rollgraph_engine::probe::HeuristicProbe;
 use rollgraph_engine::session::{CycleOutcome, Session};
 use rollgraph_engine::store::Home;
@@ -45,7 +47,11 @@ struct Script {
 
 type Shared = Arc<Mutex<Script>>;
 
-async fn completions(State(script): State<Shared>, headers: axum::http::HeaderMap, Json(body): Json<Value>) -> Response {
+async fn completions(
+    State(script): State<Shared>,
+    headers: axum::http::HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     let answer = {
         let mut s = script.lock().unwrap_or_else(|p| p.into_inner());
         s.requests.push(body);
@@ -63,9 +69,11 @@ async fn completions(State(script): State<Shared>, headers: axum::http::HeaderMa
     };
     match answer {
         Answer::Content(content, finish) => Json(completion(&content, finish)).into_response(),
-        Answer::Status(code, body) => {
-            (StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response()
-        }
+        Answer::Status(code, body) => (
+            StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            body,
+        )
+            .into_response(),
         Answer::Hang(d) => {
             tokio::time::sleep(d).await;
             Json(completion(r#"{"ops": []}"#, "stop")).into_response()
@@ -106,7 +114,9 @@ impl TestServer {
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap_or_else(|e| panic!("bind: {e}"));
-        let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
         let app = axum::Router::new()
             .route("/v1/chat/completions", post(completions))
             .with_state(script.clone());
@@ -121,11 +131,19 @@ impl TestServer {
     }
 
     fn requests(&self) -> Vec<Value> {
-        self.script.lock().unwrap_or_else(|p| p.into_inner()).requests.clone()
+        self.script
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .requests
+            .clone()
     }
 
     fn push(&self, a: Answer) {
-        self.script.lock().unwrap_or_else(|p| p.into_inner()).answers.push_back(a);
+        self.script
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .answers
+            .push_back(a);
     }
 }
 
@@ -171,12 +189,15 @@ struct Fixture {
 fn fixture(cfg: &Config) -> Fixture {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let home = Home::at(dir.path());
-    let mut session = Session::open(&home, "s1", cfg.clone()).unwrap_or_else(|e| panic!("open: {e}"));
+    let mut session =
+        Session::open(&home, "s1", cfg.clone()).unwrap_or_else(|e| panic!("open: {e}"));
     let mut g = Graph::new();
     for (label, i) in [("Resend", "resend"), ("Bento", "bento")] {
         g.upsert_node(Node::new(id(i), label, Domain::Technical, 0.5, now()));
     }
-    session.reset(g.to_doc(), now()).unwrap_or_else(|e| panic!("reset: {e}"));
+    session
+        .reset(g.to_doc(), now())
+        .unwrap_or_else(|e| panic!("reset: {e}"));
     session.observe(Turn {
         index: 1,
         user: "We send receipts with Resend today. Zorbly Qix is unrelated.".into(),
@@ -192,7 +213,10 @@ fn fixture(cfg: &Config) -> Fixture {
 
 fn llm_probe(cfg: &Config, home: &Home) -> FallbackProbe {
     let client = LlmClient::new(&cfg.llm).unwrap_or_else(|e| panic!("client: {e}"));
-    FallbackProbe::new(LlmProbe::new(client, Prompts::default(), cfg, Some(home.clone())), cfg)
+    FallbackProbe::new(
+        LlmProbe::new(client, Prompts::default(), cfg, Some(home.clone())),
+        cfg,
+    )
 }
 
 /// A valid reply: a new node `postmark` and an edge to `resend`.
@@ -208,7 +232,10 @@ fn valid_ops() -> String {
 /// Runs one probe cycle with a fresh LLM probe.
 fn cycle(fx: &mut Fixture, cfg: &Config) -> (CycleOutcome, LlmStatus) {
     let mut probe = llm_probe(cfg, &fx.home);
-    let out = fx.session.cycle(&mut probe, now()).unwrap_or_else(|e| panic!("cycle: {e}"));
+    let out = fx
+        .session
+        .cycle(&mut probe, now())
+        .unwrap_or_else(|e| panic!("cycle: {e}"));
     (out, probe.status().clone())
 }
 
@@ -217,14 +244,21 @@ fn assert_llm_applied(fx: &Fixture, out: &CycleOutcome) {
     assert_eq!(out.rejected, None);
     assert_eq!(out.ops, 3);
     assert!(fx.session.graph.contains(&id("postmark")));
-    assert!(fx.session.graph.edge("postmark|supersedes|resend").is_some());
+    assert!(
+        fx.session
+            .graph
+            .edge("postmark|supersedes|resend")
+            .is_some()
+    );
 }
 
 /// The graph the heuristic probe alone makes from the fixture.
 fn heuristic_graph(cfg: &Config) -> rollgraph_engine::GraphDoc {
     let mut fx = fixture(cfg);
     let mut probe = HeuristicProbe::new(cfg.probe.clone());
-    fx.session.cycle(&mut probe, now()).unwrap_or_else(|e| panic!("cycle: {e}"));
+    fx.session
+        .cycle(&mut probe, now())
+        .unwrap_or_else(|e| panic!("cycle: {e}"));
     fx.session.graph.to_doc()
 }
 
@@ -232,12 +266,22 @@ fn heuristic_graph(cfg: &Config) -> rollgraph_engine::GraphDoc {
 fn assert_fell_back(fx: &Fixture, out: &CycleOutcome, status: &LlmStatus, reason: &str) {
     assert_eq!(out.source, "heuristic", "{out:?}");
     assert_eq!(out.rejected, None, "the fallback patch itself must apply");
-    assert!(!fx.session.graph.contains(&id("postmark")), "LLM ops leaked into the graph");
-    assert_eq!(fx.session.graph.to_doc(), heuristic_graph(&fx.session.config), "graph differs from the heuristic-only cycle");
+    assert!(
+        !fx.session.graph.contains(&id("postmark")),
+        "LLM ops leaked into the graph"
+    );
+    assert_eq!(
+        fx.session.graph.to_doc(),
+        heuristic_graph(&fx.session.config),
+        "graph differs from the heuristic-only cycle"
+    );
     let err = status.last_error.clone().unwrap_or_default();
     assert!(err.contains(reason), "last_error {err:?} lacks {reason:?}");
     let file = LlmStatus::load(&fx.home).unwrap_or_default();
-    assert_eq!(file.last_error, status.last_error, "llm-status.json not written");
+    assert_eq!(
+        file.last_error, status.last_error,
+        "llm-status.json not written"
+    );
 }
 
 #[test]
@@ -247,26 +291,46 @@ fn valid_json_schema_reply_is_applied() {
     let mut fx = fixture(&cfg);
     let (out, status) = cycle(&mut fx, &cfg);
     assert_llm_applied(&fx, &out);
-    assert_eq!(fx.session.graph.node(&id("resend")).map(|n| n.weight > 0.6), Some(true));
+    assert_eq!(
+        fx.session.graph.node(&id("resend")).map(|n| n.weight > 0.6),
+        Some(true)
+    );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0]["response_format"]["type"], "json_schema");
-    assert_eq!(reqs[0]["response_format"]["json_schema"]["name"], "rollgraph_patch");
-    assert_eq!(reqs[0]["response_format"]["json_schema"]["schema"]["properties"]["ops"]["maxItems"], 64);
+    assert_eq!(
+        reqs[0]["response_format"]["json_schema"]["name"],
+        "rollgraph_patch"
+    );
+    assert_eq!(
+        reqs[0]["response_format"]["json_schema"]["schema"]["properties"]["ops"]["maxItems"],
+        64
+    );
     assert_eq!(reqs[0]["model"], "scripted");
-    let prompt = reqs[0]["messages"][1]["content"].as_str().unwrap_or_default();
+    let prompt = reqs[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default();
     assert!(prompt.contains("resend | Resend | technical"), "{prompt}");
-    assert!(prompt.contains("[turn 1] USER: We send receipts"), "{prompt}");
+    assert!(
+        prompt.contains("[turn 1] USER: We send receipts"),
+        "{prompt}"
+    );
     assert_eq!(status.valid, 1);
     assert_eq!(status.prompt_tokens, 120);
     assert_eq!(fx.session.state.stats.llm_prompt_tokens, 120);
     assert_eq!(fx.session.state.stats.llm_completion_tokens, 30);
-    assert_eq!(status.recent.back().map(|c| c.outcome.as_str()), Some("valid"));
+    assert_eq!(
+        status.recent.back().map(|c| c.outcome.as_str()),
+        Some("valid")
+    );
 }
 
 #[test]
 fn prose_around_the_json_is_stripped() {
-    let content = format!("Sure! Here is the patch:\n```json\n{}\n```\nLet me know.", valid_ops());
+    let content = format!(
+        "Sure! Here is the patch:\n```json\n{}\n```\nLet me know.",
+        valid_ops()
+    );
     let server = TestServer::start(vec![Answer::Content(content, "stop")], None);
     let cfg = config(&server.url);
     let mut fx = fixture(&cfg);
@@ -284,20 +348,40 @@ fn bad_replies_fall_back_with_their_reason() {
     .to_string();
     let truncated: String = valid_ops().chars().take(120).collect();
     let cases: Vec<(&str, Answer, &str)> = vec![
-        ("invalid json", Answer::Content("{ops: [ {op: add".into(), "stop"), "no JSON value"),
+        (
+            "invalid json",
+            Answer::Content("{ops: [ {op: add".into(), "stop"),
+            "no JSON value",
+        ),
         (
             "schema-violating op",
-            Answer::Content(r#"{"ops": [{"op": "move", "from": "/nodes/resend", "path": "/nodes/postmark"}]}"#.into(), "stop"),
+            Answer::Content(
+                r#"{"ops": [{"op": "move", "from": "/nodes/resend", "path": "/nodes/postmark"}]}"#
+                    .into(),
+                "stop",
+            ),
             "schema",
         ),
         ("unknown node id", Answer::Content(partial, "stop"), "ghost"),
         (
             "weight out of range",
-            Answer::Content(r#"{"ops": [{"op": "replace", "path": "/nodes/resend/weight", "value": 1.5}]}"#.into(), "stop"),
+            Answer::Content(
+                r#"{"ops": [{"op": "replace", "path": "/nodes/resend/weight", "value": 1.5}]}"#
+                    .into(),
+                "stop",
+            ),
             "schema",
         ),
-        ("truncated", Answer::Content(truncated, "length"), "truncated"),
-        ("empty", Answer::Content(String::new(), "stop"), "empty reply"),
+        (
+            "truncated",
+            Answer::Content(truncated, "length"),
+            "truncated",
+        ),
+        (
+            "empty",
+            Answer::Content(String::new(), "stop"),
+            "empty reply",
+        ),
     ];
     for (name, answer, reason) in cases {
         let server = TestServer::start(vec![answer], None);
@@ -305,9 +389,16 @@ fn bad_replies_fall_back_with_their_reason() {
         let mut fx = fixture(&cfg);
         let (out, status) = cycle(&mut fx, &cfg);
         assert_fell_back(&fx, &out, &status, reason);
-        assert_eq!(server.requests().len(), 1, "{name}: a bad reply is not retried");
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "{name}: a bad reply is not retried"
+        );
         assert_eq!(status.invalid, 1, "{name}");
-        assert_eq!(status.consecutive_failures, 0, "{name}: bad replies do not trip the breaker");
+        assert_eq!(
+            status.consecutive_failures, 0,
+            "{name}: bad replies do not trip the breaker"
+        );
         // The tokens the rejected reply cost still count.
         assert_eq!(fx.session.state.stats.llm_prompt_tokens, 120, "{name}");
     }
@@ -317,7 +408,10 @@ fn bad_replies_fall_back_with_their_reason() {
 fn a_429_is_retried_and_applied_exactly_once() {
     let server = TestServer::start(
         vec![
-            Answer::Status(429, r#"{"error": {"message": "slow down", "type": "rate_limit_error"}}"#.into()),
+            Answer::Status(
+                429,
+                r#"{"error": {"message": "slow down", "type": "rate_limit_error"}}"#.into(),
+            ),
             Answer::Content(valid_ops(), "stop"),
         ],
         None,
@@ -329,19 +423,36 @@ fn a_429_is_retried_and_applied_exactly_once() {
     assert_eq!(server.requests().len(), 2);
     assert_eq!(status.recent.back().map(|c| c.attempts), Some(2));
     assert_eq!(fx.session.state.stats.probes, 1);
-    let prov = fx.session.graph.node(&id("postmark")).map(|n| n.provenance.clone()).unwrap_or_default();
-    assert_eq!(prov.iter().map(|p| p.mentions).sum::<u32>(), 1, "applied once: {prov:?}");
+    let prov = fx
+        .session
+        .graph
+        .node(&id("postmark"))
+        .map(|n| n.provenance.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        prov.iter().map(|p| p.mentions).sum::<u32>(),
+        1,
+        "applied once: {prov:?}"
+    );
     // Handing the same probe's patch in again changes nothing.
     let again = fx
         .session
         .apply_probe(&out.probe_id, "llm", Vec::new(), &[], None, now())
         .unwrap_or_else(|e| panic!("apply: {e}"));
-    assert!(again.rejected.unwrap_or_default().contains("already applied"));
+    assert!(
+        again
+            .rejected
+            .unwrap_or_default()
+            .contains("already applied")
+    );
 }
 
 #[test]
 fn repeated_500s_fall_back_after_bounded_retries() {
-    let server = TestServer::start(Vec::new(), Some(Answer::Status(500, "upstream exploded".into())));
+    let server = TestServer::start(
+        Vec::new(),
+        Some(Answer::Status(500, "upstream exploded".into())),
+    );
     let cfg = config(&server.url);
     let mut fx = fixture(&cfg);
     let (out, status) = cycle(&mut fx, &cfg);
@@ -379,7 +490,10 @@ fn a_wrong_key_is_not_retried() {
     assert_fell_back(&fx, &out, &status, "HTTP 401");
     assert_eq!(server.requests().len(), 1);
     let err = status.last_error.unwrap_or_default();
-    assert!(!err.contains("abcdefghijklmnop"), "a key echoed by the server reached the status: {err}");
+    assert!(
+        !err.contains("abcdefghijklmnop"),
+        "a key echoed by the server reached the status: {err}"
+    );
 }
 
 #[test]
@@ -394,7 +508,10 @@ fn json_schema_refused_falls_back_to_json_object_and_stays_there() {
     let cfg = config(&server.url);
     let mut fx = fixture(&cfg);
     let mut probe = llm_probe(&cfg, &fx.home);
-    let out = fx.session.cycle(&mut probe, now()).unwrap_or_else(|e| panic!("cycle: {e}"));
+    let out = fx
+        .session
+        .cycle(&mut probe, now())
+        .unwrap_or_else(|e| panic!("cycle: {e}"));
     assert_llm_applied(&fx, &out);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2);
@@ -408,9 +525,15 @@ fn json_schema_refused_falls_back_to_json_object_and_stays_there() {
         user: "ok".into(),
         ..Turn::default()
     });
-    let out = fx.session.cycle(&mut probe, now()).unwrap_or_else(|e| panic!("cycle: {e}"));
+    let out = fx
+        .session
+        .cycle(&mut probe, now())
+        .unwrap_or_else(|e| panic!("cycle: {e}"));
     assert_eq!(out.source, "llm");
-    assert_eq!(server.requests()[2]["response_format"]["type"], "json_object");
+    assert_eq!(
+        server.requests()[2]["response_format"]["type"],
+        "json_object"
+    );
 }
 
 #[test]
@@ -429,15 +552,27 @@ fn the_breaker_opens_skips_the_endpoint_and_closes_again() {
             user: format!("turn {turn}"),
             ..Turn::default()
         });
-        let out = fx.session.cycle(&mut probe, at).unwrap_or_else(|e| panic!("cycle: {e}"));
+        let out = fx
+            .session
+            .cycle(&mut probe, at)
+            .unwrap_or_else(|e| panic!("cycle: {e}"));
         assert_eq!(out.source, "heuristic");
         at += chrono::Duration::seconds(1);
     }
-    assert_eq!(server.requests().len(), 2, "the third probe must not call the endpoint");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the third probe must not call the endpoint"
+    );
     assert_eq!(probe.status().skipped, 1);
     assert!(probe.status().breaker_open(at));
     // The breaker state survives in llm-status.json for doctor.
-    assert!(LlmStatus::load(&fx.home).unwrap_or_default().breaker_open_until.is_some());
+    assert!(
+        LlmStatus::load(&fx.home)
+            .unwrap_or_default()
+            .breaker_open_until
+            .is_some()
+    );
     // After the cool-down the endpoint is tried again; it answers now.
     server.push(Answer::Content(r#"{"ops": []}"#.into(), "stop"));
     fx.session.observe(Turn {
@@ -446,7 +581,10 @@ fn the_breaker_opens_skips_the_endpoint_and_closes_again() {
         ..Turn::default()
     });
     let later = at + chrono::Duration::seconds(61);
-    let out = fx.session.cycle(&mut probe, later).unwrap_or_else(|e| panic!("cycle: {e}"));
+    let out = fx
+        .session
+        .cycle(&mut probe, later)
+        .unwrap_or_else(|e| panic!("cycle: {e}"));
     assert_eq!(out.source, "llm");
     assert_eq!(server.requests().len(), 3);
     assert_eq!(probe.status().consecutive_failures, 0);
@@ -467,7 +605,10 @@ fn secrets_in_turns_never_reach_the_endpoint() {
     let (out, _) = cycle(&mut fx, &cfg);
     assert_eq!(out.source, "llm");
     let body = server.requests()[0].to_string();
-    assert!(!body.contains("sk_live_abcdefghijklmnop1234"), "secret sent: {body}");
+    assert!(
+        !body.contains("sk_live_abcdefghijklmnop1234"),
+        "secret sent: {body}"
+    );
     assert!(body.contains("[REDACTED"), "{body}");
 }
 
@@ -488,7 +629,10 @@ fn the_probe_works_from_inside_a_tokio_runtime() {
     let source = rt.block_on(async move {
         tokio::task::spawn_blocking(move || {
             let mut probe = probe_from_config(&cfg, &home);
-            session.cycle(probe.as_mut(), now()).map(|o| o.source).unwrap_or_default()
+            session
+                .cycle(probe.as_mut(), now())
+                .map(|o| o.source)
+                .unwrap_or_default()
         })
         .await
         .unwrap_or_default()
@@ -506,14 +650,22 @@ fn without_a_base_url_the_heuristic_probe_runs() {
     let probe = probe_from_config(&cfg, &Home::at(dir.path()));
     assert_eq!(probe.name(), "heuristic");
     let status = LlmStatus::load(&Home::at(dir.path())).unwrap_or_default();
-    assert!(status.last_error.unwrap_or_default().contains("must start with http"));
+    assert!(
+        status
+            .last_error
+            .unwrap_or_default()
+            .contains("must start with http")
+    );
 }
 
 #[test]
 fn reconciler_helpers_ask_and_parse() {
     let server = TestServer::start(
         vec![
-            Answer::Content(r#"{"verdict": "contradicts", "reason": "Bento replaced Resend"}"#.into(), "stop"),
+            Answer::Content(
+                r#"{"verdict": "contradicts", "reason": "Bento replaced Resend"}"#.into(),
+                "stop",
+            ),
             Answer::Content("- Send transactional email through Bento.\n".into(), "stop"),
         ],
         None,
@@ -523,15 +675,26 @@ fn reconciler_helpers_ask_and_parse() {
     let a = Node::new(id("resend"), "Resend", Domain::Technical, 0.5, now());
     let b = Node::new(id("bento"), "Bento", Domain::Technical, 0.5, now());
     let prompts = Prompts::default();
-    assert_eq!(client.adjudicate_pair(&prompts, &a, &b).ok(), Some(Verdict::Contradicts));
+    assert_eq!(
+        client.adjudicate_pair(&prompts, &a, &b).ok(),
+        Some(Verdict::Contradicts)
+    );
     assert_eq!(
         client.draft_graduation(&prompts, &b).ok().as_deref(),
         Some("Send transactional email through Bento.")
     );
     let reqs = server.requests();
-    assert_eq!(reqs[0]["response_format"]["json_schema"]["name"], "rollgraph_verdict");
+    assert_eq!(
+        reqs[0]["response_format"]["json_schema"]["name"],
+        "rollgraph_verdict"
+    );
     assert!(reqs[1].get("response_format").is_none());
-    assert!(reqs[0]["messages"][1]["content"].as_str().unwrap_or_default().contains("label: Resend"));
+    assert!(
+        reqs[0]["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("label: Resend")
+    );
 }
 
 fn doctor(home: &std::path::Path, base_url: Option<&str>) -> Value {
@@ -547,8 +710,14 @@ fn doctor(home: &std::path::Path, base_url: Option<&str>) -> Value {
         Some(u) => cmd.env("ROLLGRAPH_LLM_BASE_URL", u),
         None => cmd.env_remove("ROLLGRAPH_LLM_BASE_URL"),
     };
-    let out = cmd.output().unwrap_or_else(|e| panic!("running doctor: {e}"));
-    assert!(out.status.success(), "doctor failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running doctor: {e}"));
+    assert!(
+        out.status.success(),
+        "doctor failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("doctor --json: {e}"))
 }
 
@@ -568,14 +737,22 @@ fn doctor_reports_probe_endpoint_breaker_and_last_error() {
         failures: 3,
         ..LlmStatus::default()
     };
-    status.save(&Home::at(dir.path())).unwrap_or_else(|e| panic!("save: {e}"));
+    status
+        .save(&Home::at(dir.path()))
+        .unwrap_or_else(|e| panic!("save: {e}"));
     let report = doctor(dir.path(), Some(&server.url));
     assert_eq!(report["probe"], "llm");
     assert_eq!(report["endpoint"], server.url.as_str());
     assert_eq!(report["model"], "gpt-4o-mini");
     assert_eq!(report["api_key"], "none");
     assert_eq!(report["live"]["ok"], true, "{report}");
-    assert!(report["breaker"].as_str().unwrap_or_default().starts_with("open until"), "{report}");
+    assert!(
+        report["breaker"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("open until"),
+        "{report}"
+    );
     assert_eq!(report["last_error"], "HTTP 503: down");
     assert_eq!(report["calls"]["failed"], 3);
     let reqs = server.requests();
@@ -586,5 +763,11 @@ fn doctor_reports_probe_endpoint_breaker_and_last_error() {
     let server = TestServer::start(vec![Answer::Status(401, "bad key".into())], None);
     let report = doctor(dir.path(), Some(&server.url));
     assert_eq!(report["live"]["ok"], false);
-    assert!(report["live"]["error"].as_str().unwrap_or_default().contains("401"), "{report}");
+    assert!(
+        report["live"]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("401"),
+        "{report}"
+    );
 }

@@ -35,8 +35,9 @@ use async_openai::config::OpenAIConfig;
 use async_openai::error::{ApiError, ApiErrorResponse, OpenAIError};
 use async_openai::middleware::HttpRequestFactory;
 use async_openai::types::chat::{
-    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage, ChatCompletionRequestUserMessage,
-    CreateChatCompletionRequest, ResponseFormat, ResponseFormatJsonSchema,
+    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestUserMessage, CreateChatCompletionRequest, ResponseFormat,
+    ResponseFormatJsonSchema,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -253,7 +254,10 @@ impl tower::Service<HttpRequestFactory> for Transport {
     type Error = OpenAIError;
     type Future = HttpFuture;
 
-    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), OpenAIError>> {
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), OpenAIError>> {
         std::task::Poll::Ready(Ok(()))
     }
 
@@ -308,18 +312,48 @@ fn classify(e: OpenAIError, timeout_ms: u64) -> LlmError {
             message: shorten(&redact_owned(&r.api_error.message), ERROR_BODY_CHARS),
         },
         OpenAIError::Reqwest(e) if e.is_timeout() => LlmError::Timeout(timeout_ms),
-        OpenAIError::Reqwest(e) if e.is_decode() || e.is_body() => LlmError::Reply(redact_owned(&e.to_string())),
-        OpenAIError::Reqwest(e) => LlmError::Network(redact_owned(&e.to_string())),
-        OpenAIError::JSONDeserialize(e, _) => LlmError::Reply(format!("not a chat completion: {e}")),
+        OpenAIError::Reqwest(e) if e.is_decode() || e.is_body() => {
+            LlmError::Reply(redact_owned(&e.to_string()))
+        }
+        OpenAIError::Reqwest(e) => {
+            LlmError::Network(shorten(&redact_owned(&error_chain(&e)), ERROR_BODY_CHARS))
+        }
+        OpenAIError::JSONDeserialize(e, _) => {
+            LlmError::Reply(format!("not a chat completion: {e}"))
+        }
         other => LlmError::Network(shorten(&redact_owned(&other.to_string()), ERROR_BODY_CHARS)),
     }
+}
+
+/// An error and its sources on one line (reqwest hides "connection refused" in a source).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        source = inner.source();
+    }
+    s
 }
 
 /// The API key: `ROLLGRAPH_LLM_API_KEY`, else the env var named by
 /// `api_key_env`; `None` for local endpoints that need none.
 pub fn api_key(cfg: &LlmConfig) -> Option<String> {
-    let from = |name: &str| std::env::var(name).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-    from(API_KEY_ENV).or_else(|| (!cfg.api_key_env.trim().is_empty()).then(|| from(cfg.api_key_env.trim())).flatten())
+    let from = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    from(API_KEY_ENV).or_else(|| {
+        (!cfg.api_key_env.trim().is_empty())
+            .then(|| from(cfg.api_key_env.trim()))
+            .flatten()
+    })
 }
 
 /// A synchronous client for one OpenAI-compatible endpoint.
@@ -351,7 +385,9 @@ impl LlmClient {
             .as_deref()
             .map(str::trim)
             .filter(|b| !b.is_empty())
-            .ok_or_else(|| LlmError::Config("no base_url set (llm.base_url or ROLLGRAPH_LLM_BASE_URL)".into()))?;
+            .ok_or_else(|| {
+                LlmError::Config("no base_url set (llm.base_url or ROLLGRAPH_LLM_BASE_URL)".into())
+            })?;
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(LlmError::Config(format!(
                 "base_url {:?} must start with http:// or https://",
@@ -363,7 +399,9 @@ impl LlmClient {
         // async-openai builds the Authorization header with `unwrap`: refuse
         // anything that is not a visible ASCII token up front.
         if !key.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(LlmError::Config("the API key contains spaces or control characters".into()));
+            return Err(LlmError::Config(
+                "the API key contains spaces or control characters".into(),
+            ));
         }
         let config = OpenAIConfig::new()
             .with_api_base(base_url.clone())
@@ -436,7 +474,11 @@ impl LlmClient {
     async fn chat_async(&self, req: &ChatRequest) -> Result<Reply, LlmFailure> {
         let started = Instant::now();
         let max_retries = req.max_retries.unwrap_or(self.cfg.max_retries);
-        let mut format = if req.schema.is_some() { self.format_mode() } else { FormatMode::Text };
+        let mut format = if req.schema.is_some() {
+            self.format_mode()
+        } else {
+            FormatMode::Text
+        };
         let mut attempts = 0u32;
         let mut retries = 0u32;
         loop {
@@ -447,7 +489,10 @@ impl LlmClient {
                     if req.schema.is_some() && format != self.format_mode() {
                         // The lower mode worked where the higher one was refused: remember it.
                         self.format.store(format.as_u8(), Ordering::Relaxed);
-                        tracing::info!("llm: {} does not take the higher response_format; using {format:?}", self.base_url);
+                        tracing::info!(
+                            "llm: {} does not take the higher response_format; using {format:?}",
+                            self.base_url
+                        );
                     }
                     return reply_of(raw, format, attempts, started).map_err(|error| LlmFailure {
                         error,
@@ -459,12 +504,13 @@ impl LlmClient {
             };
             // A server that refuses the requested response_format answers 400/422:
             // step down the ladder at once (not counted as a retry).
-            if matches!(error.status(), Some(400 | 422)) && req.schema.is_some() {
-                if let Some(lower) = format.lower() {
-                    tracing::info!("llm: {error}; retrying with response_format {lower:?}");
-                    format = lower;
-                    continue;
-                }
+            if matches!(error.status(), Some(400 | 422))
+                && req.schema.is_some()
+                && let Some(lower) = format.lower()
+            {
+                tracing::info!("llm: {error}; retrying with response_format {lower:?}");
+                format = lower;
+                continue;
             }
             if !error.retryable() || retries >= max_retries {
                 return Err(LlmFailure {
@@ -474,7 +520,11 @@ impl LlmClient {
                 });
             }
             let delay = self.backoff(retries);
-            tracing::info!("llm: {error}; retry {} of {max_retries} in {} ms", retries + 1, delay.as_millis());
+            tracing::info!(
+                "llm: {error}; retry {} of {max_retries} in {} ms",
+                retries + 1,
+                delay.as_millis()
+            );
             retries += 1;
             tokio::time::sleep(delay).await;
         }
@@ -482,7 +532,9 @@ impl LlmClient {
 
     /// Exponential backoff with jitter in [50%, 100%] of the step.
     fn backoff(&self, retry: u32) -> Duration {
-        let step = RETRY_BASE_DELAY.saturating_mul(1u32 << retry.min(8)).min(RETRY_MAX_DELAY);
+        let step = RETRY_BASE_DELAY
+            .saturating_mul(1u32 << retry.min(8))
+            .min(RETRY_MAX_DELAY);
         let jitter = match self.rng.lock() {
             Ok(mut r) => r.next_f64(),
             Err(_) => 0.5,
@@ -505,13 +557,20 @@ impl LlmClient {
     }
 
     #[allow(deprecated)] // `max_tokens`: what Ollama, llama.cpp and vLLM all read.
-    fn build_request(&self, req: &ChatRequest, format: FormatMode) -> Result<CreateChatCompletionRequest, LlmError> {
+    fn build_request(
+        &self,
+        req: &ChatRequest,
+        format: FormatMode,
+    ) -> Result<CreateChatCompletionRequest, LlmError> {
         let mut messages: Vec<ChatCompletionRequestMessage> = Vec::new();
         // Secrets never leave: everything sent is redacted once more here.
         if !req.system.trim().is_empty() {
-            messages.push(ChatCompletionRequestSystemMessage::from(redact_owned(&req.system).as_str()).into());
+            messages.push(
+                ChatCompletionRequestSystemMessage::from(redact_owned(&req.system).as_str()).into(),
+            );
         }
-        messages.push(ChatCompletionRequestUserMessage::from(redact_owned(&req.user).as_str()).into());
+        messages
+            .push(ChatCompletionRequestUserMessage::from(redact_owned(&req.user).as_str()).into());
         let response_format = match (&req.schema, format) {
             (None, _) | (_, FormatMode::Text) => None,
             (Some(_), FormatMode::JsonObject) => Some(ResponseFormat::JsonObject),
@@ -549,7 +608,12 @@ impl LlmClient {
 
     /// Asks whether two nodes are the same thing, contradict each other, or
     /// are unrelated (the reconciler's ambiguous pairs).
-    pub fn adjudicate_pair(&self, prompts: &Prompts, a: &Node, b: &Node) -> Result<Verdict, LlmFailure> {
+    pub fn adjudicate_pair(
+        &self,
+        prompts: &Prompts,
+        a: &Node,
+        b: &Node,
+    ) -> Result<Verdict, LlmFailure> {
         let schema = serde_json::json!({
             "type": "object",
             "additionalProperties": false,
@@ -578,7 +642,8 @@ impl LlmClient {
     /// Drafts the one-line flat-memory text for a graduating node (redacted,
     /// at most 400 characters).
     pub fn draft_graduation(&self, prompts: &Prompts, node: &Node) -> Result<String, LlmFailure> {
-        let (system, user) = prompt::fill(&prompts.graduate, &[("node", &prompt::describe_node(node))]);
+        let (system, user) =
+            prompt::fill(&prompts.graduate, &[("node", &prompt::describe_node(node))]);
         let reply = self.chat(&ChatRequest {
             system,
             user,
@@ -607,7 +672,12 @@ fn ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-fn reply_of(raw: RawReply, format: FormatMode, attempts: u32, started: Instant) -> Result<Reply, LlmError> {
+fn reply_of(
+    raw: RawReply,
+    format: FormatMode,
+    attempts: u32,
+    started: Instant,
+) -> Result<Reply, LlmError> {
     let usage = raw.usage.map(|u| Usage {
         prompt_tokens: u.prompt_tokens,
         completion_tokens: u.completion_tokens,
@@ -627,17 +697,21 @@ fn reply_of(raw: RawReply, format: FormatMode, attempts: u32, started: Instant) 
 
 /// The verdict in a reply: its JSON `verdict` field, else the first verdict word.
 fn parse_verdict(text: &str) -> Option<Verdict> {
-    if let Some(v) = extract_json(text) {
-        if let Some(s) = v.get("verdict").and_then(Value::as_str) {
-            return serde_json::from_value(Value::String(s.trim().to_lowercase())).ok();
-        }
+    if let Some(v) = extract_json(text)
+        && let Some(s) = v.get("verdict").and_then(Value::as_str)
+    {
+        return serde_json::from_value(Value::String(s.trim().to_lowercase())).ok();
     }
     let lower = text.to_lowercase();
-    [("contradict", Verdict::Contradicts), ("unrelated", Verdict::Unrelated), ("same", Verdict::Same)]
-        .into_iter()
-        .filter_map(|(w, v)| lower.find(w).map(|i| (i, v)))
-        .min_by_key(|(i, _)| *i)
-        .map(|(_, v)| v)
+    [
+        ("contradict", Verdict::Contradicts),
+        ("unrelated", Verdict::Unrelated),
+        ("same", Verdict::Same),
+    ]
+    .into_iter()
+    .filter_map(|(w, v)| lower.find(w).map(|i| (i, v)))
+    .min_by_key(|(i, _)| *i)
+    .map(|(_, v)| v)
 }
 
 /// The first JSON object or array in `text`: the whole text when it is JSON,
@@ -648,10 +722,10 @@ pub fn extract_json(text: &str) -> Option<Value> {
     if t.is_empty() {
         return None;
     }
-    if let Ok(v) = serde_json::from_str::<Value>(t) {
-        if v.is_object() || v.is_array() {
-            return Some(v);
-        }
+    if let Ok(v) = serde_json::from_str::<Value>(t)
+        && (v.is_object() || v.is_array())
+    {
+        return Some(v);
     }
     for (i, c) in t.char_indices() {
         if c != '{' && c != '[' {
@@ -792,8 +866,14 @@ mod tests {
     fn extracts_json_from_prose_and_fences() {
         let cases = [
             (r#"{"ops": []}"#, json!({"ops": []})),
-            ("Sure! Here you go:\n```json\n{\"ops\": [1]}\n```\nDone.", json!({"ops": [1]})),
-            ("the set {a, b} then [{\"op\": \"x\"}]", json!([{"op": "x"}])),
+            (
+                "Sure! Here you go:\n```json\n{\"ops\": [1]}\n```\nDone.",
+                json!({"ops": [1]}),
+            ),
+            (
+                "the set {a, b} then [{\"op\": \"x\"}]",
+                json!([{"op": "x"}]),
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(extract_json(text), Some(want), "{text}");
@@ -806,8 +886,14 @@ mod tests {
     #[test]
     fn verdicts_parse_from_json_or_words() {
         assert_eq!(parse_verdict(r#"{"verdict": "same"}"#), Some(Verdict::Same));
-        assert_eq!(parse_verdict("They contradict: the second replaces the first."), Some(Verdict::Contradicts));
-        assert_eq!(parse_verdict("Unrelated, though the same project."), Some(Verdict::Unrelated));
+        assert_eq!(
+            parse_verdict("They contradict: the second replaces the first."),
+            Some(Verdict::Contradicts)
+        );
+        assert_eq!(
+            parse_verdict("Unrelated, though the same project."),
+            Some(Verdict::Unrelated)
+        );
         assert_eq!(parse_verdict("hmm"), None);
     }
 
@@ -833,7 +919,10 @@ mod tests {
         assert!(matches!(LlmClient::new(&cfg), Err(LlmError::Config(_))));
         cfg.base_url = Some("http://127.0.0.1:9/v1/".into());
         let c = LlmClient::new(&cfg);
-        assert_eq!(c.as_ref().map(|c| c.base_url().to_owned()).ok(), Some("http://127.0.0.1:9/v1".into()));
+        assert_eq!(
+            c.as_ref().map(|c| c.base_url().to_owned()).ok(),
+            Some("http://127.0.0.1:9/v1".into())
+        );
     }
 
     #[test]
@@ -841,7 +930,11 @@ mod tests {
         let mut s = LlmStatus::default();
         for i in 0..(RECENT_CALLS + 5) {
             s.record(CallRecord {
-                outcome: if i % 2 == 0 { "valid".into() } else { "endpoint_error".into() },
+                outcome: if i % 2 == 0 {
+                    "valid".into()
+                } else {
+                    "endpoint_error".into()
+                },
                 usage: Some(Usage {
                     prompt_tokens: 10,
                     completion_tokens: 1,
@@ -853,6 +946,9 @@ mod tests {
         assert_eq!(s.recent.len(), RECENT_CALLS);
         assert_eq!(s.calls as usize, RECENT_CALLS + 5);
         assert_eq!(s.prompt_tokens as usize, 10 * (RECENT_CALLS + 5));
-        assert_eq!(s.last_error.as_deref(), Some(format!("e{}", RECENT_CALLS + 3).as_str()));
+        assert_eq!(
+            s.last_error.as_deref(),
+            Some(format!("e{}", RECENT_CALLS + 3).as_str())
+        );
     }
 }

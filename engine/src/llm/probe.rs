@@ -12,7 +12,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{CallRecord, ChatRequest, LlmClient, LlmFailure, LlmStatus, Prompts, Reply, extract_json, prompt};
+use super::{
+    CallRecord, ChatRequest, LlmClient, LlmFailure, LlmStatus, Prompts, Reply, extract_json, prompt,
+};
 use crate::config::Config;
 use crate::patch::{self, PatchRules};
 use crate::probe::{HeuristicProbe, Probe, ProbeError, ProbeInput, ProbeOutput, Usage};
@@ -48,15 +50,25 @@ pub struct LlmProbe {
 
 impl std::fmt::Debug for LlmProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LlmProbe").field("client", &self.client).finish_non_exhaustive()
+        f.debug_struct("LlmProbe")
+            .field("client", &self.client)
+            .finish_non_exhaustive()
     }
 }
 
 impl LlmProbe {
     /// A probe over `client`. With a `home`, its status is loaded from and
     /// saved to `llm-status.json` there.
-    pub fn new(client: LlmClient, prompts: Prompts, config: &Config, home: Option<Home>) -> LlmProbe {
-        let mut status = home.as_ref().and_then(|h| LlmStatus::load(h).ok()).unwrap_or_default();
+    pub fn new(
+        client: LlmClient,
+        prompts: Prompts,
+        config: &Config,
+        home: Option<Home>,
+    ) -> LlmProbe {
+        let mut status = home
+            .as_ref()
+            .and_then(|h| LlmStatus::load(h).ok())
+            .unwrap_or_default();
         status.endpoint = Some(client.base_url().to_owned());
         status.model = client.model().to_owned();
         LlmProbe {
@@ -80,10 +92,10 @@ impl LlmProbe {
     }
 
     fn save_status(&self) {
-        if let Some(h) = &self.home {
-            if let Err(e) = self.status.save(h) {
-                tracing::warn!("llm: cannot write status: {e}");
-            }
+        if let Some(h) = &self.home
+            && let Err(e) = self.status.save(h)
+        {
+            tracing::warn!("llm: cannot write status: {e}");
         }
     }
 
@@ -127,10 +139,17 @@ impl LlmProbe {
     }
 
     /// Schema, then rules (a dry run on the graph): the reason on failure.
-    fn validate(&self, input: &ProbeInput<'_>, reply: &Reply) -> Result<Vec<json_patch::PatchOperation>, String> {
+    fn validate(
+        &self,
+        input: &ProbeInput<'_>,
+        reply: &Reply,
+    ) -> Result<Vec<json_patch::PatchOperation>, String> {
         let truncated = reply.finish_reason.as_deref() == Some("length");
         if reply.content.trim().is_empty() {
-            return Err(format!("empty reply (finish_reason {:?})", reply.finish_reason.as_deref().unwrap_or("none")));
+            return Err(format!(
+                "empty reply (finish_reason {:?})",
+                reply.finish_reason.as_deref().unwrap_or("none")
+            ));
         }
         let Some(value) = extract_json(&reply.content) else {
             return Err(if truncated {
@@ -141,7 +160,11 @@ impl LlmProbe {
         };
         let ops = patch::parse_ops(&value).map_err(|e| e.to_string())?;
         if ops.len() > MODEL_MAX_OPS.min(self.rules.max_ops) {
-            return Err(format!("{} operations, more than {}", ops.len(), MODEL_MAX_OPS.min(self.rules.max_ops)));
+            return Err(format!(
+                "{} operations, more than {}",
+                ops.len(),
+                MODEL_MAX_OPS.min(self.rules.max_ops)
+            ));
         }
         patch::dry_run(input.graph, &ops, &self.rules).map_err(|e| e.to_string())?;
         Ok(ops)
@@ -163,7 +186,10 @@ impl Probe for LlmProbe {
     }
 }
 
-fn record_of(now: DateTime<Utc>, result: Result<(ProbeOutput, Reply), Miss>) -> (CallRecord, Result<ProbeOutput, ProbeError>) {
+fn record_of(
+    now: DateTime<Utc>,
+    result: Result<(ProbeOutput, Reply), Miss>,
+) -> (CallRecord, Result<ProbeOutput, ProbeError>) {
     match result {
         Ok((out, reply)) => (
             CallRecord {
@@ -220,7 +246,9 @@ pub struct FallbackProbe {
 
 impl std::fmt::Debug for FallbackProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FallbackProbe").field("llm", &self.llm).finish_non_exhaustive()
+        f.debug_struct("FallbackProbe")
+            .field("llm", &self.llm)
+            .finish_non_exhaustive()
     }
 }
 
@@ -231,7 +259,9 @@ impl FallbackProbe {
             llm,
             heuristic: HeuristicProbe::new(config.probe.clone()),
             threshold: config.llm.breaker_threshold.max(1),
-            cooldown: chrono::Duration::seconds(i64::try_from(config.llm.breaker_cooldown_s).unwrap_or(i64::MAX / 1000)),
+            cooldown: chrono::Duration::seconds(
+                i64::try_from(config.llm.breaker_cooldown_s).unwrap_or(i64::MAX / 1000),
+            ),
         }
     }
 
@@ -245,7 +275,11 @@ impl FallbackProbe {
         &self.llm
     }
 
-    fn fallback(&mut self, input: &ProbeInput<'_>, usage: Option<Usage>) -> Result<ProbeOutput, ProbeError> {
+    fn fallback(
+        &mut self,
+        input: &ProbeInput<'_>,
+        usage: Option<Usage>,
+    ) -> Result<ProbeOutput, ProbeError> {
         let mut out = self.heuristic.probe(input)?;
         // Tokens the failed call spent still count in the session's stats.
         out.usage = usage;
@@ -298,7 +332,10 @@ impl Probe for FallbackProbe {
         match out {
             Ok(o) => Ok(o),
             Err(e) => {
-                tracing::warn!("probe {}: LLM probe failed, heuristic used: {e}", input.probe_id);
+                tracing::warn!(
+                    "probe {}: LLM probe failed, heuristic used: {e}",
+                    input.probe_id
+                );
                 self.fallback(input, usage)
             }
         }
@@ -310,7 +347,12 @@ impl Probe for FallbackProbe {
 /// (bad URL or key) is logged and recorded, and the heuristic probe runs.
 pub fn probe_from_config(config: &Config, home: &Home) -> Box<dyn Probe + Send> {
     let heuristic = || Box::new(HeuristicProbe::new(config.probe.clone())) as Box<dyn Probe + Send>;
-    if config.llm.base_url.as_deref().is_none_or(|b| b.trim().is_empty()) {
+    if config
+        .llm
+        .base_url
+        .as_deref()
+        .is_none_or(|b| b.trim().is_empty())
+    {
         return heuristic();
     }
     match LlmClient::new(&config.llm) {
@@ -321,7 +363,11 @@ pub fn probe_from_config(config: &Config, home: &Home) -> Box<dyn Probe + Send> 
         Err(e) => {
             tracing::warn!("llm: {e}; using the heuristic probe");
             let mut status = LlmStatus::load(home).unwrap_or_default();
-            status.endpoint = config.llm.base_url.clone().map(|u| crate::redact::redact_owned(&u));
+            status.endpoint = config
+                .llm
+                .base_url
+                .clone()
+                .map(|u| crate::redact::redact_owned(&u));
             status.model = config.llm.model.clone();
             status.last_error = Some(e.to_string());
             status.last_error_at = Some(crate::clock::now());

@@ -67,7 +67,10 @@ impl Prompts {
                 Ok(_) => default.to_owned(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => default.to_owned(),
                 Err(e) => {
-                    tracing::warn!("prompt override {} unreadable ({e}); using the built-in one", path.display());
+                    tracing::warn!(
+                        "prompt override {} unreadable ({e}); using the built-in one",
+                        path.display()
+                    );
                     default.to_owned()
                 }
             }
@@ -101,7 +104,10 @@ pub fn request_schema() -> Value {
         obj.remove("$schema");
         obj.remove("$id");
     }
-    if let Some(items) = v.pointer_mut("/properties/ops/items").and_then(Value::as_object_mut) {
+    if let Some(items) = v
+        .pointer_mut("/properties/ops/items")
+        .and_then(Value::as_object_mut)
+    {
         items.remove("allOf");
     }
     v
@@ -123,7 +129,8 @@ pub fn mentioned_nodes(graph: &Graph, turns: &[Turn]) -> Vec<NodeId> {
     let mut out: Vec<NodeId> = graph
         .nodes_unordered()
         .filter(|n| {
-            n.names().any(|name| name.chars().count() >= 3 && text.contains(&format!(" {name} ")))
+            n.names()
+                .any(|name| name.chars().count() >= 3 && text.contains(&format!(" {name} ")))
         })
         .map(|n| n.id.clone())
         .collect();
@@ -164,7 +171,11 @@ pub fn graph_view(graph: &Graph, mentioned: &[NodeId]) -> (String, String, usize
         .into_iter()
         .filter(|e| shown.contains(&e.source) && shown.contains(&e.target))
         .collect();
-    edges.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.key().cmp(&b.key())));
+    edges.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then_with(|| a.key().cmp(&b.key()))
+    });
     let mut elines = String::new();
     for e in edges.iter().take(VIEW_MAX_EDGES) {
         elines.push_str(&format!("{} {:.2}\n", e.key(), e.weight));
@@ -172,7 +183,11 @@ pub fn graph_view(graph: &Graph, mentioned: &[NodeId]) -> (String, String, usize
     if elines.is_empty() {
         elines.push_str("(none)\n");
     }
-    (lines.trim_end().to_owned(), elines.trim_end().to_owned(), shown.len())
+    (
+        lines.trim_end().to_owned(),
+        elines.trim_end().to_owned(),
+        shown.len(),
+    )
 }
 
 /// The turns as prompt text, redacted, newest kept within `max_chars`.
@@ -185,14 +200,22 @@ pub fn turns_text(turns: &[Turn], root: Option<&str>, max_chars: usize) -> Strin
             b.push_str(&format!("[turn {}] USER: {}\n", t.index, t.user.trim()));
         }
         if !t.assistant.trim().is_empty() {
-            b.push_str(&format!("[turn {}] ASSISTANT: {}\n", t.index, t.assistant.trim()));
+            b.push_str(&format!(
+                "[turn {}] ASSISTANT: {}\n",
+                t.index,
+                t.assistant.trim()
+            ));
         }
         if !t.files.is_empty() {
             let files: Vec<String> = t
                 .files
                 .iter()
                 .map(|f| match root {
-                    Some(r) => f.strip_prefix(r.trim_end_matches('/')).unwrap_or(f).trim_start_matches('/').to_owned(),
+                    Some(r) => f
+                        .strip_prefix(r.trim_end_matches('/'))
+                        .unwrap_or(f)
+                        .trim_start_matches('/')
+                        .to_owned(),
                     None => f.clone(),
                 })
                 .collect();
@@ -211,12 +234,21 @@ pub fn turns_text(turns: &[Turn], root: Option<&str>, max_chars: usize) -> Strin
     }
     blocks.reverse();
     let text = blocks.concat();
-    if text.trim().is_empty() { "(no new turns)".into() } else { text.trim_end().to_owned() }
+    if text.trim().is_empty() {
+        "(no new turns)".into()
+    } else {
+        text.trim_end().to_owned()
+    }
 }
 
 /// A node described for the adjudication and graduation prompts (redacted).
 pub fn describe_node(n: &Node) -> String {
-    let mut s = format!("label: {}\ndomain: {}\nkind: {}\n", n.label, n.domain.as_str(), n.kind.as_str());
+    let mut s = format!(
+        "label: {}\ndomain: {}\nkind: {}\n",
+        n.label,
+        n.domain.as_str(),
+        n.kind.as_str()
+    );
     if let Some(d) = &n.detail {
         s.push_str(&format!("detail: {d}\n"));
     }
@@ -255,8 +287,16 @@ pub fn probe_messages(
 }
 
 fn one_line(s: &str, max: usize) -> String {
-    let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "/");
-    if s.chars().count() <= max { s } else { s.chars().take(max).collect() }
+    let s: String = s
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "/");
+    if s.chars().count() <= max {
+        s
+    } else {
+        s.chars().take(max).collect()
+    }
 }
 
 #[cfg(test)]
@@ -273,7 +313,13 @@ mod tests {
         for i in 0..n {
             let label = format!("Node {i}");
             if let Some(id) = NodeId::slug(&label) {
-                g.upsert_node(Node::new(id, &label, Domain::Technical, (i as f64) / (n as f64), now()));
+                g.upsert_node(Node::new(
+                    id,
+                    &label,
+                    Domain::Technical,
+                    (i as f64) / (n as f64),
+                    now(),
+                ));
             }
         }
         g
@@ -288,7 +334,10 @@ mod tests {
             ..Turn::default()
         }];
         let mentioned = mentioned_nodes(&g, &turns);
-        assert_eq!(mentioned, NodeId::slug("node 3").into_iter().collect::<Vec<_>>());
+        assert_eq!(
+            mentioned,
+            NodeId::slug("node 3").into_iter().collect::<Vec<_>>()
+        );
         let (nodes, _, shown) = graph_view(&g, &mentioned);
         assert_eq!(shown, VIEW_TOP_NODES + 1);
         assert!(nodes.contains("node-199 | Node 199"), "{nodes}");
@@ -304,11 +353,22 @@ mod tests {
             assistant: "ok".into(),
             ..Turn::default()
         }];
-        let (system, user) = probe_messages(PROBE_PROMPT, &Graph::new(), &turns, &[], now(), None, 10_000);
+        let (system, user) = probe_messages(
+            PROBE_PROMPT,
+            &Graph::new(),
+            &turns,
+            &[],
+            now(),
+            None,
+            10_000,
+        );
         assert!(!user.contains("sk-proj-abc"), "{user}");
         assert!(user.contains("[REDACTED:"), "{user}");
         assert!(user.contains("[turn 2] USER:"));
-        assert!(system.contains("`source|kind|target`") || system.contains("/edges/<source>|<kind>|<target>"));
+        assert!(
+            system.contains("`source|kind|target`")
+                || system.contains("/edges/<source>|<kind>|<target>")
+        );
         assert!(!user.contains("{{"), "unfilled placeholder in {user}");
     }
 
@@ -332,7 +392,10 @@ mod tests {
         let s = request_schema();
         assert!(s.get("$id").is_none());
         assert!(s.pointer("/properties/ops/items/allOf").is_none());
-        assert_eq!(s.pointer("/properties/ops/maxItems"), Some(&Value::from(64)));
+        assert_eq!(
+            s.pointer("/properties/ops/maxItems"),
+            Some(&Value::from(64))
+        );
         assert!(s.pointer("/$defs/node").is_some());
     }
 
@@ -342,7 +405,8 @@ mod tests {
         let home = Home::at(dir.path());
         assert_eq!(Prompts::load(&home), Prompts::default());
         std::fs::create_dir_all(dir.path().join("prompts")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("prompts/probe.md"), "custom {{turns}}").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("prompts/probe.md"), "custom {{turns}}")
+            .unwrap_or_else(|e| panic!("{e}"));
         let p = Prompts::load(&home);
         assert_eq!(p.probe, "custom {{turns}}");
         assert_eq!(p.graduate, GRADUATE_PROMPT);
