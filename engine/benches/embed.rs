@@ -6,9 +6,11 @@
 //! benchmark prints the one-line notice and exits 0.
 //!
 //! Run: `cargo bench -p rollgraph-engine --bench embed`
-//! Extra arguments (after `--`): `--quick` for fewer rounds, `--variants` to
-//! also compare thread counts and spin-waiting (each variant loads the model
-//! again, so those run after the memory figures are taken).
+//! Extra arguments (after `--`): `--quick` for one round instead of the best
+//! of three, `--variants` to also compare batch sizes, thread counts,
+//! spin-waiting and the CPU arena (each variant loads the model again, after
+//! the memory figures are taken), `--memory-trace` to print resident memory
+//! after each step instead.
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
 
 use std::time::{Duration, Instant};
@@ -130,98 +132,159 @@ fn row(what: &str, value: &str) {
     println!("| {what:<44} | {value:>16} |");
 }
 
+fn load(paths: &EmbedPaths, options: &EmbedOptions) -> Option<(Embedder, Duration)> {
+    let t = Instant::now();
+    match Embedder::load_with(paths, options) {
+        Ok(m) => Some((m, t.elapsed())),
+        Err(e) => {
+            println!("{}", e.notice());
+            None
+        }
+    }
+}
+
+fn header(first: &str, second: &str) {
+    println!("| {first:<44} | {second:>16} |");
+    println!("|{:-<46}|{:->18}|", "", "");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let variants = args.iter().any(|a| a == "--variants");
-    let rounds = if quick { 1 } else { 3 };
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    let rounds = if flag("--quick") { 1 } else { 3 };
     let texts = sentences();
     let paths = EmbedPaths::discover();
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if flag("--memory-trace") {
+        memory_trace(&paths, &texts);
+        return;
+    }
 
+    // The production configuration: what a long-lived rollgraph process runs.
+    let defaults = EmbedOptions::default();
     let (rss_start, _) = memory();
-    let t = Instant::now();
-    let options = EmbedOptions {
-        batch_size: 1024, // the benchmark chunks the input itself
-        ..EmbedOptions::default()
+    let Some((mut m, load_time)) = load(&paths, &defaults) else {
+        return;
     };
-    let mut m = match Embedder::load_with(&paths, &options) {
-        Ok(m) => m,
-        Err(e) => {
-            println!("{}", e.notice());
-            return;
-        }
-    };
-    let load = t.elapsed();
-    let (rss_loaded, _) = memory();
-
-    // Warm up (first calls allocate arenas and pick kernels).
-    let _ = batched(&mut m, &texts[..64], 32, 1);
+    let (rss_loaded, hwm_loaded) = memory();
+    // Warm up: the first calls pick kernels and grow buffers.
+    let _ = batched(&mut m, &texts[..64], 64, 1);
     let _ = single(&mut m, &texts[..16], 1);
 
-    println!(
-        "\nrollgraph embeddings: {} ({} dims), {} sentences, {cores} cores, best of {rounds}\n",
-        m.model_id(),
-        m.dim(),
-        texts.len()
-    );
-    println!("| {:<44} | {:>16} |", "measure", "value");
-    println!("|{:-<46}|{:->18}|", "", "");
-    row(
-        "model load (first, incl. ONNX Runtime)",
-        &format!("{:.0} ms", load.as_secs_f64() * 1e3),
-    );
-    let t = Instant::now();
-    let again = Embedder::load_with(&paths, &options);
-    let reload = t.elapsed();
-    drop(again);
-    row(
-        "model load (again, runtime already loaded)",
-        &format!("{:.0} ms", reload.as_secs_f64() * 1e3),
-    );
-    row(
-        "single, one sentence per call",
-        &format!("{:.0} /s", single(&mut m, &texts, rounds)),
-    );
-    for batch in [8, 32, 64, 128] {
-        row(
-            &format!("batched, {batch} per call"),
-            &format!("{:.0} /s", batched(&mut m, &texts, batch, rounds)),
-        );
-    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let single_rate = single(&mut m, &texts, rounds);
+    let batch_rate = best(rounds, texts.len(), || {
+        assert!(m.embed(&refs).is_ok(), "embedding failed");
+    });
+    let long = "The retry budget and the backoff policy of the mail worker. ".repeat(80);
+    let long_refs = vec![long.as_str(); 16];
+    let long_rate = best(1, long_refs.len(), || {
+        assert!(m.embed(&long_refs).is_ok(), "embedding failed");
+    });
     let (rss_after, hwm_after) = memory();
+    let model_id = m.model_id().to_owned();
+    let dim = m.dim();
+    drop(m);
+    let reload = load(&paths, &defaults).map(|(_, t)| t);
+
+    println!(
+        "\nrollgraph embeddings: {model_id} ({dim} dims), {} sentences, {cores} cores, \
+         default options (batch {}, {} threads max, no spin, no arena), best of {rounds}\n",
+        texts.len(),
+        defaults.batch_size,
+        rollgraph_engine::embed::DEFAULT_MAX_THREADS,
+    );
+    header("measure", "value");
+    let ms = |d: Duration| format!("{:.0} ms", d.as_secs_f64() * 1e3);
+    row("model load (first, incl. ONNX Runtime)", &ms(load_time));
+    if let Some(t) = reload {
+        row("model load (again, runtime already loaded)", &ms(t));
+    }
+    row(
+        "single: embed_one per sentence",
+        &format!("{single_rate:.0} /s"),
+    );
+    row(
+        "batched: embed(all 200), batches of 32",
+        &format!("{batch_rate:.0} /s"),
+    );
+    row(
+        "long texts (256-token window), 16 per call",
+        &format!("{long_rate:.1} /s"),
+    );
     row("VmRSS before load", &format!("{rss_start:.1} MiB"));
     row("VmRSS after load", &format!("{rss_loaded:.1} MiB"));
-    row("VmRSS after embedding", &format!("{rss_after:.1} MiB"));
     row(
-        "VmHWM (peak) after embedding",
-        &format!("{hwm_after:.1} MiB"),
+        "VmHWM after load (peak while loading)",
+        &format!("{hwm_loaded:.1} MiB"),
     );
-    drop(m);
+    row("VmRSS after embedding", &format!("{rss_after:.1} MiB"));
+    row("VmHWM after embedding", &format!("{hwm_after:.1} MiB"));
 
-    if variants {
-        println!("\nvariants (model reloaded for each):\n");
-        println!("| {:<44} | {:>16} |", "threads, spin", "single / batch 32");
-        println!("|{:-<46}|{:->18}|", "", "");
+    if flag("--variants") {
+        println!("\nvariants, model reloaded for each (memory figures above are unaffected):\n");
+        header("options", "single / batched");
+        let variant = |label: String, opts: EmbedOptions| {
+            if let Some((mut v, _)) = load(&paths, &opts) {
+                let _ = batched(&mut v, &texts[..64], 64, 1);
+                let s = single(&mut v, &texts, rounds);
+                let b = best(rounds, texts.len(), || {
+                    assert!(v.embed(&refs).is_ok(), "embedding failed");
+                });
+                row(&label, &format!("{s:.0} / {b:.0}"));
+            }
+        };
+        for batch_size in [8, 16, 32, 64, 128] {
+            variant(
+                format!("batch {batch_size}"),
+                EmbedOptions {
+                    batch_size,
+                    ..EmbedOptions::default()
+                },
+            );
+        }
         for threads in [1, 2] {
             for spin in [false, true] {
-                let opts = EmbedOptions {
-                    intra_threads: Some(threads),
-                    batch_size: 1024,
-                    spin,
-                };
-                let Ok(mut v) = Embedder::load_with(&paths, &opts) else {
-                    println!("variant {threads} threads failed to load");
-                    continue;
-                };
-                let _ = batched(&mut v, &texts[..64], 32, 1);
-                let s = single(&mut v, &texts, rounds);
-                let b = batched(&mut v, &texts, 32, rounds);
-                row(
-                    &format!("{threads} intra-op thread(s), spin {spin}"),
-                    &format!("{s:.0} / {b:.0}"),
+                variant(
+                    format!("{threads} intra-op thread(s), spin {spin}"),
+                    EmbedOptions {
+                        intra_threads: Some(threads),
+                        spin,
+                        ..EmbedOptions::default()
+                    },
                 );
             }
         }
+        variant(
+            "with ONNX Runtime's CPU arena".to_owned(),
+            EmbedOptions {
+                arena: true,
+                ..EmbedOptions::default()
+            },
+        );
     }
+}
+
+/// Resident memory after each step of a load and a run of growing batches.
+fn memory_trace(paths: &EmbedPaths, texts: &[String]) {
+    let show = |what: &str| {
+        let (r, h) = memory();
+        println!("{what:<34} VmRSS {r:7.1} MiB  VmHWM {h:7.1} MiB");
+    };
+    show("start");
+    let Some((mut m, _)) = load(paths, &EmbedOptions::default()) else {
+        return;
+    };
+    show("loaded");
+    let _ = single(&mut m, texts, 1);
+    show("200 x embed_one");
+    for batch in [8, 32, 64, 128, 200] {
+        let _ = batched(&mut m, texts, batch, 1);
+        show(&format!("embed() {batch} per call"));
+    }
+    let long = "The retry budget and the backoff policy of the mail worker. ".repeat(80);
+    let _ = m.embed(&[long.as_str()]);
+    show("1 long text (256 tokens)");
+    let _ = m.embed(&[long.as_str(); 32]);
+    show("32 long texts in one call");
 }

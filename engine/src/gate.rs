@@ -130,8 +130,10 @@ pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<Stri
     }
     let mut new_points = points - state.pending_points;
 
-    let domain = clear_domain(input.prompt, cfg.domain_min_score);
-    if let (Some(d), Some(window)) = (domain, window_domain(&state.recent_domains)) {
+    // The window remembers every turn's leaning; a shift needs a clear lead.
+    let domain = extract::dominant_domain(input.prompt);
+    let clear = clear_domain(input.prompt, cfg.domain_min_score);
+    if let (Some(d), Some(window)) = (clear, window_domain(&state.recent_domains)) {
         if d != window && state.recent_domains.len() >= cfg.domain_window.min(2) {
             triggers.push(Trigger::DomainShift);
             reasons.push(format!("domain {window} -> {d}"));
