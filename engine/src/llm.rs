@@ -926,6 +926,30 @@ mod tests {
     }
 
     #[test]
+    fn backoff_doubles_with_jitter_and_is_capped() {
+        let cfg = LlmConfig {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            ..LlmConfig::default()
+        };
+        let Ok(c) = LlmClient::new(&cfg) else {
+            panic!("client")
+        };
+        for _ in 0..50 {
+            let d0 = c.backoff(0);
+            assert!(
+                d0 >= RETRY_BASE_DELAY / 2 && d0 <= RETRY_BASE_DELAY,
+                "{d0:?}"
+            );
+            let d2 = c.backoff(2);
+            assert!(
+                d2 >= RETRY_BASE_DELAY * 2 && d2 <= RETRY_BASE_DELAY * 4,
+                "{d2:?}"
+            );
+            assert!(c.backoff(30) <= RETRY_MAX_DELAY);
+        }
+    }
+
+    #[test]
     fn status_counts_and_bounds_recent_calls() {
         let mut s = LlmStatus::default();
         for i in 0..(RECENT_CALLS + 5) {
