@@ -304,7 +304,7 @@ fn valid_json_schema_reply_is_applied() {
     );
     assert_eq!(
         reqs[0]["response_format"]["json_schema"]["schema"]["properties"]["ops"]["maxItems"],
-        64
+        24
     );
     assert_eq!(reqs[0]["model"], "scripted");
     let prompt = reqs[0]["messages"][1]["content"]

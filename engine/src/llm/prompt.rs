@@ -95,9 +95,21 @@ pub fn fill(template: &str, vars: &[(&str, &str)]) -> (String, String) {
     }
 }
 
-/// The patch schema as sent in `response_format`: the shared schema without
-/// the keywords servers choke on (`$schema`, `$id`, the `if`/`then` rule).
-/// Replies are still validated against the full schema.
+/// Most operations asked of the model (the full schema allows 64).
+pub const REQUEST_MAX_OPS: usize = 24;
+/// Longest string the model may generate (grammar-constrained servers expand
+/// every `maxLength` into that many nested rules: long bounds are slow).
+pub const REQUEST_MAX_STRING: u64 = 120;
+/// Most aliases (and array items) the model may generate.
+pub const REQUEST_MAX_ARRAY: u64 = 4;
+/// A path the model may write: real ids and keys only, no placeholders.
+pub const REQUEST_PATH_PATTERN: &str = "^/(nodes|edges)/[a-z0-9|_-]+(/[a-z_]+)?$";
+
+/// The patch schema as sent in `response_format`, derived from the shared
+/// one: without the keywords servers choke on (`$schema`, `$id`, the
+/// `if`/`then` rule) and tighter where generation needs it (fewer ops,
+/// shorter strings and arrays, no `provenance`, paths without placeholders
+/// such as `<id>`). Replies are still validated against the full schema.
 pub fn request_schema() -> Value {
     let mut v: Value = serde_json::from_str(PATCH_SCHEMA).unwrap_or(Value::Null);
     if let Some(obj) = v.as_object_mut() {
@@ -110,7 +122,49 @@ pub fn request_schema() -> Value {
     {
         items.remove("allOf");
     }
+    if let Some(ops) = v
+        .pointer_mut("/properties/ops")
+        .and_then(Value::as_object_mut)
+    {
+        ops.insert("maxItems".into(), Value::from(REQUEST_MAX_OPS));
+    }
+    if let Some(path) = v
+        .pointer_mut("/properties/ops/items/properties/path")
+        .and_then(Value::as_object_mut)
+    {
+        path.insert("pattern".into(), Value::from(REQUEST_PATH_PATTERN));
+    }
+    if let Some(props) = v
+        .pointer_mut("/$defs/node/properties")
+        .and_then(Value::as_object_mut)
+    {
+        props.remove("provenance");
+    }
+    tighten(&mut v);
+    if let Some(ops) = v
+        .pointer_mut("/properties/ops")
+        .and_then(Value::as_object_mut)
+    {
+        ops.insert("maxItems".into(), Value::from(REQUEST_MAX_OPS));
+    }
     v
+}
+
+/// Caps every `maxLength` and `maxItems` (the ops list's is set afterwards).
+fn tighten(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map.iter_mut() {
+                match (k.as_str(), child.as_u64()) {
+                    ("maxLength", Some(n)) => *child = Value::from(n.min(REQUEST_MAX_STRING)),
+                    ("maxItems", Some(n)) => *child = Value::from(n.min(REQUEST_MAX_ARRAY)),
+                    _ => tighten(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(tighten),
+        _ => {}
+    }
 }
 
 /// Existing nodes whose names occur in the turns (word-bounded, normalised).
@@ -388,15 +442,37 @@ mod tests {
     }
 
     #[test]
-    fn request_schema_drops_only_what_servers_reject() {
+    fn request_schema_is_the_shared_one_tightened() {
         let s = request_schema();
         assert!(s.get("$id").is_none());
         assert!(s.pointer("/properties/ops/items/allOf").is_none());
         assert_eq!(
             s.pointer("/properties/ops/maxItems"),
-            Some(&Value::from(64))
+            Some(&Value::from(REQUEST_MAX_OPS))
         );
-        assert!(s.pointer("/$defs/node").is_some());
+        assert_eq!(
+            s.pointer("/$defs/node/properties/detail/maxLength"),
+            Some(&Value::from(REQUEST_MAX_STRING))
+        );
+        assert_eq!(
+            s.pointer("/$defs/node/properties/aliases/maxItems"),
+            Some(&Value::from(REQUEST_MAX_ARRAY))
+        );
+        assert_eq!(
+            s.pointer("/$defs/node/properties/last_activated/maxLength"),
+            Some(&Value::from(40))
+        );
+        assert!(s.pointer("/$defs/node/properties/provenance").is_none());
+        // Every patch the tightened schema admits, the full one admits too.
+        let re = regex::Regex::new(REQUEST_PATH_PATTERN).unwrap_or_else(|e| panic!("{e}"));
+        for ok in ["/nodes/resend", "/nodes/resend/weight", "/edges/a|uses|b-c"] {
+            assert!(re.is_match(ok), "{ok}");
+            let op = serde_json::json!({"ops": [{"op": "remove", "path": ok}]});
+            assert!(crate::patch::check_schema(&op).is_ok(), "{ok}");
+        }
+        for bad in ["/nodes/<id>/weight", "/nodes/<new-id>", "/version"] {
+            assert!(!re.is_match(bad), "{bad}");
+        }
     }
 
     #[test]
