@@ -716,7 +716,8 @@ fn parse_verdict(text: &str) -> Option<Verdict> {
 
 /// The first JSON object or array in `text`: the whole text when it is JSON,
 /// else the first `{` or `[` from which a complete value parses (prose and
-/// code fences around it are ignored).
+/// code fences around it are ignored). A value cut off by the end of the text
+/// gives `None`, never one of its inner fragments.
 pub fn extract_json(text: &str) -> Option<Value> {
     let t = text.trim();
     if t.is_empty() {
@@ -732,8 +733,11 @@ pub fn extract_json(text: &str) -> Option<Value> {
             continue;
         }
         let mut stream = serde_json::Deserializer::from_str(&t[i..]).into_iter::<Value>();
-        if let Some(Ok(v)) = stream.next() {
-            return Some(v);
+        match stream.next() {
+            Some(Ok(v)) => return Some(v),
+            // Cut off mid-value: whatever parses further on is a fragment of it.
+            Some(Err(e)) if e.is_eof() => return None,
+            _ => {}
         }
     }
     None
@@ -881,6 +885,11 @@ mod tests {
         assert_eq!(extract_json(""), None);
         assert_eq!(extract_json("{\"ops\": [{\"op\": \"add\", \"pa"), None);
         assert_eq!(extract_json("no json at all"), None);
+        // Truncated: the complete inner op must not pass for the reply.
+        assert_eq!(
+            extract_json(r#"{"ops": [{"op": "remove", "path": "/nodes/a"}, {"op": "add", "#),
+            None
+        );
     }
 
     #[test]
