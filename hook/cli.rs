@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{bench, inspect, reconcile, replay, review, seed};
+use crate::{bench, doctor, inspect, reconcile, replay, review, seed};
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
 #[derive(Debug, Parser)]
@@ -34,4 +34,6 @@ pub enum Command {
     Seed(seed::SeedArgs),
     /// Review graduations into flat memory and archive flags.
     Review(review::ReviewArgs),
+    /// Check the setup: active probe, LLM endpoint (one live request), breaker, last error, embeddings.
+    Doctor(doctor::DoctorArgs),
 }

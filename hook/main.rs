@@ -6,6 +6,7 @@
 mod bench;
 mod cli;
 mod common;
+mod doctor;
 mod inspect;
 mod reconcile;
 mod replay;
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         cli::Command::Reconcile(a) => reconcile::run(a),
         cli::Command::Seed(a) => seed::run(a),
         cli::Command::Review(a) => review::run(a),
+        cli::Command::Doctor(a) => doctor::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,3 +16,5 @@ mod bad_input;
 mod warm;
 /// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
 mod review;
+/// The LLM probe against a scripted chat-completions server.
+mod llm;
