@@ -14,10 +14,12 @@ use serde::Serialize;
 
 use rollgraph_engine::clock;
 use rollgraph_engine::embed::{self, EmbedPaths};
-use rollgraph_engine::graduate::TemplateDrafter;
+use rollgraph_engine::graduate::{Drafter, LlmDrafter, TemplateDrafter};
 use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport, Tools};
 use rollgraph_engine::probe::HeuristicProbe;
-use rollgraph_engine::reconcile::{EmbedSimilar, Lexical, OfflineAdjudicator, Similar};
+use rollgraph_engine::reconcile::{
+    Adjudicator, EmbedSimilar, Lexical, LlmAdjudicator, OfflineAdjudicator, Similar,
+};
 use rollgraph_engine::session::{Origin, Session};
 use rollgraph_engine::transcript;
 
@@ -38,6 +40,9 @@ pub struct ReconcileArgs {
     /// Reconcile every crashed session (never ended, never reconciled, not in use).
     #[arg(long, conflicts_with_all = ["session", "transcript"])]
     pub crashed: bool,
+    /// Keep ambiguous pairs apart and draft graduations from the template, even with an LLM configured.
+    #[arg(long)]
+    pub offline: bool,
     /// Match near-duplicates by letters only, even when the embedding model is provisioned.
     #[arg(long)]
     pub lexical: bool,
@@ -80,11 +85,26 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
         }
         None => &mut lexical,
     };
-    let (mut adjudicator, mut drafter) = (OfflineAdjudicator, TemplateDrafter);
+    // The LLM (when configured) decides ambiguous pairs and drafts graduations.
+    let (mut offline_adj, mut template) = (OfflineAdjudicator, TemplateDrafter);
+    let mut llm_adj = (!args.offline)
+        .then(|| LlmAdjudicator::from_config(&config, &home))
+        .flatten();
+    let mut llm_draft = (!args.offline)
+        .then(|| LlmDrafter::from_config(&config, &home))
+        .flatten();
+    let adjudicator: &mut dyn Adjudicator = match llm_adj.as_mut() {
+        Some(a) => a,
+        None => &mut offline_adj,
+    };
+    let drafter: &mut dyn Drafter = match llm_draft.as_mut() {
+        Some(d) => d,
+        None => &mut template,
+    };
     let mut tools = Tools {
         similar,
-        adjudicator: &mut adjudicator,
-        drafter: &mut drafter,
+        adjudicator,
+        drafter,
     };
     let mut reconcile = |id: &str, reason| {
         lifecycle::reconcile_session_with(&home, &config, id, reason, now, &mut tools)
@@ -156,6 +176,11 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
             replayed_turns: None,
             report,
         });
+    }
+    if let Some(f) = llm_adj.as_ref().and_then(|a| a.failure.as_deref()) {
+        eprintln!(
+            "warning: LLM adjudication failed ({f}); ambiguous pairs after it were kept apart offline"
+        );
     }
     if args.json {
         return out_json(&done);

@@ -16,5 +16,7 @@ mod bad_input;
 mod warm;
 /// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
 mod review;
+/// The reconciler's LLM adjudication and graduation drafts against a scripted server.
+mod reconcile_llm;
 /// The LLM probe against a scripted chat-completions server.
 mod llm;

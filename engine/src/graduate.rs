@@ -170,6 +170,56 @@ impl Drafter for TemplateDrafter {
     }
 }
 
+/// Drafts through the LLM (`prompts/graduate.md`); the template when the
+/// call fails (and for the rest of the run after a failure).
+pub struct LlmDrafter {
+    client: crate::llm::LlmClient,
+    prompts: crate::llm::Prompts,
+    failed: bool,
+}
+
+impl LlmDrafter {
+    /// Wraps a client and the prompts in force.
+    pub fn new(client: crate::llm::LlmClient, prompts: crate::llm::Prompts) -> LlmDrafter {
+        LlmDrafter {
+            client,
+            prompts,
+            failed: false,
+        }
+    }
+
+    /// The LLM drafter when `llm.base_url` is configured and the client builds.
+    pub fn from_config(config: &Config, home: &Home) -> Option<LlmDrafter> {
+        config
+            .llm
+            .base_url
+            .as_deref()
+            .filter(|b| !b.trim().is_empty())?;
+        crate::llm::LlmClient::new(&config.llm)
+            .ok()
+            .map(|c| LlmDrafter::new(c, crate::llm::Prompts::load(home)))
+    }
+}
+
+impl Drafter for LlmDrafter {
+    fn name(&self) -> &str {
+        if self.failed { "template" } else { "llm" }
+    }
+
+    fn draft(&mut self, n: &Node, g: &Graph) -> String {
+        if !self.failed {
+            match self.client.draft_graduation(&self.prompts, n) {
+                Ok(line) => return redact_owned(&format!("- {}", line.trim())),
+                Err(e) => {
+                    tracing::warn!("llm draft failed: {}; using the template", e.error);
+                    self.failed = true;
+                }
+            }
+        }
+        template_draft(n, g)
+    }
+}
+
 /// The template text for a node: `- Label: detail (replaces X)`.
 pub fn template_draft(n: &Node, g: &Graph) -> String {
     let mut s = String::from("- ");

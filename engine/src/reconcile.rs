@@ -286,6 +286,87 @@ impl Adjudicator for OfflineAdjudicator {
     }
 }
 
+/// Adjudication by the LLM (`prompts/reconcile.md`) through the probe's
+/// client. After the first failed call the rest of the run is offline (kept
+/// apart with `relates_to`), so a dead endpoint costs one timeout, not one
+/// per pair.
+pub struct LlmAdjudicator {
+    client: crate::llm::LlmClient,
+    prompts: crate::llm::Prompts,
+    /// Calls made.
+    pub calls: u32,
+    /// The failure that turned the rest of the run offline.
+    pub failure: Option<String>,
+}
+
+impl LlmAdjudicator {
+    /// Wraps a client and the prompts in force.
+    pub fn new(client: crate::llm::LlmClient, prompts: crate::llm::Prompts) -> LlmAdjudicator {
+        LlmAdjudicator {
+            client,
+            prompts,
+            calls: 0,
+            failure: None,
+        }
+    }
+
+    /// The LLM adjudicator when `llm.base_url` is configured and the client
+    /// builds; `None` means offline.
+    pub fn from_config(
+        config: &crate::config::Config,
+        home: &crate::store::Home,
+    ) -> Option<LlmAdjudicator> {
+        config
+            .llm
+            .base_url
+            .as_deref()
+            .filter(|b| !b.trim().is_empty())?;
+        match crate::llm::LlmClient::new(&config.llm) {
+            Ok(c) => Some(LlmAdjudicator::new(c, crate::llm::Prompts::load(home))),
+            Err(e) => {
+                tracing::warn!("llm: {e}; ambiguous pairs are kept apart offline");
+                None
+            }
+        }
+    }
+}
+
+impl Adjudicator for LlmAdjudicator {
+    fn adjudicate(&mut self, hot: &Node, warm: &Node) -> Verdict {
+        if self.failure.is_some() {
+            return Verdict::Related;
+        }
+        self.calls += 1;
+        match self.client.adjudicate_pair(&self.prompts, hot, warm) {
+            Ok(crate::llm::Verdict::Same) => Verdict::Same,
+            Ok(crate::llm::Verdict::Unrelated) => Verdict::Distinct,
+            // "One replaces or denies the other": the newer decision wins.
+            Ok(crate::llm::Verdict::Contradicts) => {
+                let choice = matches!(
+                    hot.kind,
+                    NodeKind::Decision
+                        | NodeKind::Correction
+                        | NodeKind::Fact
+                        | NodeKind::Preference
+                );
+                if choice && hot.last_activated > warm.last_activated {
+                    Verdict::Supersedes
+                } else {
+                    Verdict::Contradicts
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "llm adjudication failed: {}; the rest of this run is offline",
+                    e.error
+                );
+                self.failure = Some(e.error.to_string());
+                Verdict::Related
+            }
+        }
+    }
+}
+
 /// The constants and context of one merge.
 #[derive(Clone, Debug)]
 pub struct MergeContext<'a> {
