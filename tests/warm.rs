@@ -262,7 +262,8 @@ fn three_sessions_a_changed_decision_and_a_crash() {
     )));
     let text = render.map(|r| r.text).unwrap_or_default();
     assert!(
-        text.lines().any(|l| l.contains(&new.label) && l.contains(&old.label)),
+        text.lines()
+            .any(|l| l.contains(&new.label) && l.contains(&old.label)),
         "no line shows the current decision with what it superseded:\n{text}"
     );
 
@@ -616,6 +617,7 @@ impl SpawnPiped for Command {
 /// Not a test on its own: the child process of `a_lock_held_by_a_dead_process_is_released`.
 #[test]
 #[ignore = "helper run as a child process"]
+#[allow(clippy::print_stdout)] // the parent waits for this line
 fn hold_warm_lock_helper() {
     let Some(home) = std::env::var_os("ROLLGRAPH_TEST_HOLD_HOME") else {
         return;

@@ -228,11 +228,11 @@ pub fn template_draft(n: &Node, g: &Graph) -> String {
         NodeKind::Decision => s.push_str(&format!("Decision: {label}")),
         _ => s.push_str(label),
     }
-    if let Some(d) = n.detail.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-        if !d.eq_ignore_ascii_case(label) {
-            s.push_str(": ");
-            s.push_str(d.trim_end_matches('.'));
-        }
+    if let Some(d) = n.detail.as_deref().map(str::trim).filter(|d| !d.is_empty())
+        && !d.eq_ignore_ascii_case(label)
+    {
+        s.push_str(": ");
+        s.push_str(d.trim_end_matches('.'));
     }
     let old: Vec<String> = g
         .supersedes(&n.id)

@@ -560,10 +560,11 @@ pub fn reconcile(
                 if c.domain != h.domain || !kinds_compatible(c.kind, h.kind) {
                     continue;
                 }
-                if let Some(s) = sim.similarity(h, c) {
-                    if s >= ctx.ambiguous_threshold && best.as_ref().is_none_or(|(b, _)| s > *b) {
-                        best = Some((s, cid));
-                    }
+                if let Some(s) = sim.similarity(h, c)
+                    && s >= ctx.ambiguous_threshold
+                    && best.as_ref().is_none_or(|(b, _)| s > *b)
+                {
+                    best = Some((s, cid));
                 }
             }
             let (s, cid) = best?;

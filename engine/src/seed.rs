@@ -336,20 +336,22 @@ pub fn seed_file(
     })?;
     let text = String::from_utf8(bytes).map_err(|_| SeedError::NotText(path.clone()))?;
     let items = parse_flat(&text, section.as_deref());
-    if let Some(s) = &section {
-        if items.is_empty()
-            && !text.lines().any(|l| {
-                HEADING.captures(l).is_some_and(|c| {
-                    c.get(2)
-                        .is_some_and(|m| flatten(m.as_str()).eq_ignore_ascii_case(s))
-                })
+    let has_heading = |s: &str| {
+        text.lines().any(|l| {
+            HEADING.captures(l).is_some_and(|c| {
+                c.get(2)
+                    .is_some_and(|m| flatten(m.as_str()).eq_ignore_ascii_case(s))
             })
-        {
-            return Err(SeedError::NoSection {
-                path,
-                section: s.clone(),
-            });
-        }
+        })
+    };
+    if let Some(s) = &section
+        && items.is_empty()
+        && !has_heading(s)
+    {
+        return Err(SeedError::NoSection {
+            path,
+            section: s.clone(),
+        });
     }
     let mut report = SeedReport {
         file: spec.display().to_string(),
@@ -451,15 +453,15 @@ pub fn seed_configured(
 /// Resolves a configured path: `~/` against `$HOME`, relative against `cwd`.
 pub fn resolve(spec: &Path, cwd: Option<&str>) -> PathBuf {
     let s = spec.to_string_lossy();
-    if let Some(rest) = s.strip_prefix("~/") {
-        if let Some(h) = std::env::var_os("HOME") {
-            return PathBuf::from(h).join(rest);
-        }
+    if let Some(rest) = s.strip_prefix("~/")
+        && let Some(h) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(h).join(rest);
     }
-    if spec.is_relative() {
-        if let Some(c) = cwd.filter(|c| !c.trim().is_empty()) {
-            return Path::new(c).join(spec);
-        }
+    if spec.is_relative()
+        && let Some(c) = cwd.filter(|c| !c.trim().is_empty())
+    {
+        return Path::new(c).join(spec);
     }
     spec.to_owned()
 }
