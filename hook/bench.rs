@@ -95,8 +95,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let n = args.iterations.max(10);
 
     // 1. Probe rate on the example transcript.
-    let t = transcript::read_claude(&args.transcript)
-        .with_context(|| format!("reading {} (run from the repository root or pass --transcript)", args.transcript.display()))?;
+    let t = transcript::read_claude(&args.transcript).with_context(|| {
+        format!(
+            "reading {} (run from the repository root or pass --transcript)",
+            args.transcript.display()
+        )
+    })?;
     let mut session = Session::open(&home, "bench-replay", config.clone())?;
     session.state.cwd = t.cwd.clone();
     let mut probe = HeuristicProbe::new(config.probe.clone());
@@ -107,8 +111,18 @@ pub fn run(args: BenchArgs) -> Result<()> {
     // 2. Render on a synthetic graph.
     let now = clock::parse_time("2026-11-02T12:00:00Z").unwrap_or_else(clock::now);
     let g = synth::graph(args.nodes, 42, now);
-    let focus: Vec<_> = g.nodes().iter().filter(|n| n.weight > 0.7).take(5).map(|n| n.id.clone()).collect();
-    let ctx = RenderContext { session: "bench", turn: 42, now };
+    let focus: Vec<_> = g
+        .nodes()
+        .iter()
+        .filter(|n| n.weight > 0.7)
+        .take(5)
+        .map(|n| n.id.clone())
+        .collect();
+    let ctx = RenderContext {
+        session: "bench",
+        turn: 42,
+        now,
+    };
     let first = render(&g, &focus, &ctx, &config.render);
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
@@ -165,7 +179,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let report = BenchReport {
         turns,
         probes,
-        probes_per_60_turns: if turns > 0 { (probes as f64 * 600.0 / turns as f64).round() / 10.0 } else { 0.0 },
+        probes_per_60_turns: if turns > 0 {
+            (probes as f64 * 600.0 / turns as f64).round() / 10.0
+        } else {
+            0.0
+        },
         nodes: g.node_count(),
         edges: g.edge_count(),
         render: render_t,
@@ -177,15 +195,31 @@ pub fn run(args: BenchArgs) -> Result<()> {
     if args.json {
         return out_json(&report);
     }
-    let row = |name: &str, t: &Timing| format!("{name:<40} p50 {:>9.1} µs   p99 {:>9.1} µs   mean {:>9.1} µs\n", t.p50_us, t.p99_us, t.mean_us);
+    let row = |name: &str, t: &Timing| {
+        format!(
+            "{name:<40} p50 {:>9.1} µs   p99 {:>9.1} µs   mean {:>9.1} µs\n",
+            t.p50_us, t.p99_us, t.mean_us
+        )
+    };
     let mut s = format!(
         "probe rate: {} probes over {} turns = {:.1} per 60 turns (target 10–15)\n\
          graph: {} nodes, {} edges; render {} tokens (target 500–800)\n\n",
-        report.probes, report.turns, report.probes_per_60_turns, report.nodes, report.edges, report.render_tokens
+        report.probes,
+        report.turns,
+        report.probes_per_60_turns,
+        report.nodes,
+        report.edges,
+        report.render_tokens
     );
     s.push_str(&row("render (target < 1 ms)", &report.render));
     s.push_str(&row("heuristic probe, one turn", &report.probe));
-    s.push_str(&row("validate + apply + decay (in memory)", &report.apply_decay));
-    s.push_str(&row("journaled session cycle (fsync, render)", &report.session_cycle));
+    s.push_str(&row(
+        "validate + apply + decay (in memory)",
+        &report.apply_decay,
+    ));
+    s.push_str(&row(
+        "journaled session cycle (fsync, render)",
+        &report.session_cycle,
+    ));
     out(&s)
 }

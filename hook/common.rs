@@ -60,10 +60,14 @@ pub fn pick_session(home: &Home, explicit: Option<&str>) -> Result<String> {
         }
         return Ok(id.to_owned());
     }
-    let cwd = std::env::current_dir().ok().map(|p| p.display().to_string());
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|p| p.display().to_string());
     let mut best: Option<(bool, std::time::SystemTime, String)> = None;
     for id in home.sessions() {
-        let Ok(dir) = home.session_dir(&id) else { continue };
+        let Ok(dir) = home.session_dir(&id) else {
+            continue;
+        };
         let state_path = dir.join("state.json");
         let mtime = std::fs::metadata(&state_path)
             .and_then(|m| m.modified())
@@ -78,6 +82,27 @@ pub fn pick_session(home: &Home, explicit: Option<&str>) -> Result<String> {
             best = Some(key);
         }
     }
-    best.map(|b| b.2)
-        .with_context(|| format!("no sessions under {} (run `rollgraph replay` or use the hook first)", home.root().display()))
+    best.map(|b| b.2).with_context(|| {
+        format!(
+            "no sessions under {} (run `rollgraph replay` or use the hook first)",
+            home.root().display()
+        )
+    })
+}
+
+/// Loads the local embedding model for a long-lived command, if enabled and
+/// provisioned; otherwise prints the one-line notice and runs lexically.
+pub fn load_semantic(config: &Config) -> Option<rollgraph_engine::semantic::Semantic> {
+    if !config.embed.enabled {
+        return None;
+    }
+    let (embedder, notice) =
+        rollgraph_engine::embed::load_optional(&rollgraph_engine::embed::EmbedPaths::discover());
+    if let Some(n) = notice {
+        eprintln!("note: {n}");
+    }
+    embedder.map(|embedder| rollgraph_engine::semantic::Semantic {
+        embedder,
+        index: rollgraph_engine::semantic::VectorIndex::new(),
+    })
 }

@@ -93,17 +93,32 @@ pub fn show(args: ShowArgs) -> Result<()> {
         if let Some(d) = domain {
             doc.nodes.retain(|_, n| n.domain == d);
             let keep = doc.nodes.clone();
-            doc.edges.retain(|_, e| keep.contains_key(e.source.as_str()) || keep.contains_key(e.target.as_str()));
+            doc.edges.retain(|_, e| {
+                keep.contains_key(e.source.as_str()) || keep.contains_key(e.target.as_str())
+            });
         }
         return out_json(&doc);
     }
     let mut nodes = g.nodes();
     nodes.retain(|n| domain.is_none_or(|d| n.domain == d));
     nodes.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.id.cmp(&b.id)));
-    let mut s = format!("session {id}: {} nodes, {} edges\n\n", g.node_count(), g.edge_count());
-    s.push_str(&format!("{:>5}  {:<12} {:<11} {}\n", "w", "domain", "kind", "label — detail"));
+    let mut s = format!(
+        "session {id}: {} nodes, {} edges\n\n",
+        g.node_count(),
+        g.edge_count()
+    );
+    s.push_str(&format!(
+        "{:>5}  {:<12} {:<11} {}\n",
+        "w", "domain", "kind", "label — detail"
+    ));
     for n in &nodes {
-        let mut line = format!("{:>5.2}  {:<12} {:<11} {}", n.weight, n.domain.as_str(), n.kind.as_str(), n.label);
+        let mut line = format!(
+            "{:>5.2}  {:<12} {:<11} {}",
+            n.weight,
+            n.domain.as_str(),
+            n.kind.as_str(),
+            n.label
+        );
         if let Some(newer) = g.superseded_by(&n.id) {
             line.push_str(&format!("  [superseded by {}]", newer.label));
         }
@@ -117,7 +132,10 @@ pub fn show(args: ShowArgs) -> Result<()> {
         s.push_str(&line);
         s.push('\n');
     }
-    let decisions = nodes.iter().filter(|n| n.kind == NodeKind::Decision).count();
+    let decisions = nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Decision)
+        .count();
     s.push_str(&format!("\n{decisions} decisions; edges by kind:"));
     let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
     for e in g.edges() {
@@ -169,7 +187,11 @@ fn signals(s: &Stats, max_tokens: usize) -> Signals {
         injections: s.injections,
         mean_injection_tokens: round(s.mean_injection()),
         max_injection_tokens: s.max_injected_tokens,
-        budget_fill: round(if max_tokens == 0 { 0.0 } else { s.mean_injection() / max_tokens as f64 }),
+        budget_fill: round(if max_tokens == 0 {
+            0.0
+        } else {
+            s.mean_injection() / max_tokens as f64
+        }),
         expansions: s.expansions,
         queries: s.queries,
         rejected_patches: s.rejected,
@@ -187,7 +209,9 @@ pub fn stats(args: StatsArgs) -> Result<()> {
     let mut overall = Stats::default();
     let mut rows = Vec::new();
     for id in ids {
-        let Ok(dir) = home.session_dir(&id) else { continue };
+        let Ok(dir) = home.session_dir(&id) else {
+            continue;
+        };
         let state: SessionState = match read_json(&dir.join("state.json")) {
             Ok(Some(s)) => s,
             Ok(None) => continue,

@@ -96,7 +96,12 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         .session
         .clone()
         .or_else(|| t.session_id.clone())
-        .or_else(|| args.transcript.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
+        .or_else(|| {
+            args.transcript
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_owned)
+        })
         .context("no session id: pass --session")?;
     let dir = home.session_dir(&session_id)?;
     if dir.exists() {
@@ -107,13 +112,15 @@ pub fn run(args: ReplayArgs) -> Result<()> {
                 "session {session_id} was recorded by the live hook; pass --force to replace it, or --session NEW_ID to replay beside it"
             );
         }
-        std::fs::remove_dir_all(&dir).with_context(|| format!("removing the earlier replay in {}", dir.display()))?;
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("removing the earlier replay in {}", dir.display()))?;
     }
     let mut session = Session::open(&home, &session_id, config.clone())?;
     session.state.origin = Origin::Replay;
     session.state.cwd = t.cwd.clone();
     session.state.transcript = Some(args.transcript.display().to_string());
 
+    session.semantic = crate::common::load_semantic(&config);
     let mut probe: Box<dyn Probe> = rollgraph_engine::llm::probe_from_config(&config, &home);
     for w in &t.warnings {
         eprintln!("warning: {w}");
@@ -121,13 +128,22 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     let progress = !args.json && std::io::stderr().is_terminal() && t.turns().count() > 20;
     drive(&mut session, &t, probe.as_mut(), args.verbose, progress)?;
 
-    let now = t.turns().last().and_then(|t| t.timestamp).unwrap_or_else(clock::now);
-    let render = read_render(&session.dir)?.map(|r| (r.tokens, r.text)).unwrap_or_else(|| {
-        let r = session.render(now);
-        (r.tokens, r.text)
-    });
+    let now = t
+        .turns()
+        .last()
+        .and_then(|t| t.timestamp)
+        .unwrap_or_else(clock::now);
+    let render = read_render(&session.dir)?
+        .map(|r| (r.tokens, r.text))
+        .unwrap_or_else(|| {
+            let r = session.render(now);
+            (r.tokens, r.text)
+        });
     let stats = &session.state.stats;
-    let mut triggers: BTreeMap<String, u64> = Trigger::ALL.iter().map(|t| (t.as_str().to_owned(), 0)).collect();
+    let mut triggers: BTreeMap<String, u64> = Trigger::ALL
+        .iter()
+        .map(|t| (t.as_str().to_owned(), 0))
+        .collect();
     triggers.extend(stats.triggers.clone());
     let report = ReplayReport {
         session: session_id.clone(),
@@ -152,7 +168,11 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     if args.json {
         return out_json(&report);
     }
-    let trig: Vec<String> = report.triggers.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let trig: Vec<String> = report
+        .triggers
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
     out(&format!(
         "Replayed {} turns of {} into session {}\n\
          probes: {} ({:.1} per 60 turns) — triggers: {}\n\
@@ -164,7 +184,11 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         args.transcript.display(),
         report.session,
         report.probes,
-        if report.turns > 0 { report.probes as f64 * 60.0 / report.turns as f64 } else { 0.0 },
+        if report.turns > 0 {
+            report.probes as f64 * 60.0 / report.turns as f64
+        } else {
+            0.0
+        },
         trig.join(", "),
         report.nodes,
         report.edges,
@@ -180,7 +204,13 @@ pub fn run(args: ReplayArgs) -> Result<()> {
 
 /// Feeds a transcript through a session turn by turn, as the hook and the
 /// daemon would, and leaves a snapshot behind.
-pub fn drive(session: &mut Session, t: &Transcript, probe: &mut dyn Probe, verbose: bool, progress: bool) -> Result<()> {
+pub fn drive(
+    session: &mut Session,
+    t: &Transcript,
+    probe: &mut dyn Probe,
+    verbose: bool,
+    progress: bool,
+) -> Result<()> {
     let total = t.turns().count();
     for event in &t.events {
         match event {
@@ -207,7 +237,11 @@ pub fn drive(session: &mut Session, t: &Transcript, probe: &mut dyn Probe, verbo
                         "turn {:>3}: {} {}",
                         turn.index,
                         if decision.fire { "PROBE" } else { "quiet" },
-                        if tr.is_empty() { decision.reason.clone() } else { format!("[{}] {}", tr.join(","), decision.reason) }
+                        if tr.is_empty() {
+                            decision.reason.clone()
+                        } else {
+                            format!("[{}] {}", tr.join(","), decision.reason)
+                        }
                     );
                 }
                 if decision.fire {
@@ -215,6 +249,14 @@ pub fn drive(session: &mut Session, t: &Transcript, probe: &mut dyn Probe, verbo
                         Ok(o) => {
                             if let Some(r) = o.rejected {
                                 eprintln!("turn {}: patch rejected: {r}", turn.index);
+                            }
+                            if verbose {
+                                for (proposed, into) in &o.merged {
+                                    eprintln!(
+                                        "turn {:>3}: merged new {proposed} into {into} (near-duplicate)",
+                                        turn.index
+                                    );
+                                }
                             }
                         }
                         Err(e) => eprintln!("turn {}: {e}", turn.index),

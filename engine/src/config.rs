@@ -403,7 +403,11 @@ mod tests {
     fn example_config_matches_defaults() {
         let text = include_str!("../../config.example.toml");
         let parsed = Config::from_toml(text, Path::new("config.example.toml"));
-        assert_eq!(parsed.ok(), Some(Config::default()), "config.example.toml drifted from the defaults");
+        assert_eq!(
+            parsed.ok(),
+            Some(Config::default()),
+            "config.example.toml drifted from the defaults"
+        );
     }
 
     #[test]

@@ -33,7 +33,12 @@ pub fn factor(cfg: &DecayConfig, distance: Option<u32>, age_hours: f64) -> f64 {
 }
 
 /// [`factor`] with the rate (and time erosion) scaled by `resistance` (1 = none).
-pub fn factor_scaled(cfg: &DecayConfig, distance: Option<u32>, age_hours: f64, resistance: f64) -> f64 {
+pub fn factor_scaled(
+    cfg: &DecayConfig,
+    distance: Option<u32>,
+    age_hours: f64,
+    resistance: f64,
+) -> f64 {
     let max_d = cfg.max_distance.max(1) as f64;
     let distance_factor = match distance {
         Some(d) => (d as f64 / max_d).min(1.0),
@@ -52,7 +57,12 @@ pub fn factor_scaled(cfg: &DecayConfig, distance: Option<u32>, age_hours: f64, r
 }
 
 /// Activates `focus` and decays every other node. Deterministic.
-pub fn step(graph: &mut Graph, focus: &[NodeId], now: DateTime<Utc>, cfg: &DecayConfig) -> DecayReport {
+pub fn step(
+    graph: &mut Graph,
+    focus: &[NodeId],
+    now: DateTime<Utc>,
+    cfg: &DecayConfig,
+) -> DecayReport {
     let mut report = DecayReport::default();
     let distances = graph.distances(focus, cfg.max_distance);
     // Durable kinds resist decay while in force; a superseded decision is history and fades normally.
@@ -65,7 +75,8 @@ pub fn step(graph: &mut Graph, focus: &[NodeId], now: DateTime<Utc>, cfg: &Decay
     for node in graph.nodes_mut() {
         let d = distances.get(&node.id).copied();
         if d == Some(0) {
-            node.weight = (node.weight + cfg.activation_boost * (1.0 - node.weight)).clamp(0.0, 1.0);
+            node.weight =
+                (node.weight + cfg.activation_boost * (1.0 - node.weight)).clamp(0.0, 1.0);
             node.last_activated = now.max(node.last_activated);
             report.activated += 1;
             continue;
@@ -132,7 +143,10 @@ mod tests {
         let cfg = DecayConfig::default();
         assert!((factor(&cfg, Some(0), 0.0) - 1.0).abs() < 1e-9);
         assert!(factor(&cfg, Some(1), 5.0) > factor(&cfg, Some(3), 5.0));
-        assert!(factor(&cfg, Some(3), 0.0) > factor(&cfg, Some(3), 10.0), "recent nodes resist");
+        assert!(
+            factor(&cfg, Some(3), 0.0) > factor(&cfg, Some(3), 10.0),
+            "recent nodes resist"
+        );
         assert!(factor(&cfg, None, 10.0) <= factor(&cfg, Some(4), 10.0));
     }
 
@@ -157,11 +171,25 @@ mod tests {
     fn near_nodes_decay_less_than_far_ones() {
         let cfg = DecayConfig::default();
         let mut g = Graph::new();
-        let ids: Vec<NodeId> = ["f", "near", "far"].iter().filter_map(|s| NodeId::slug(s)).collect();
+        let ids: Vec<NodeId> = ["f", "near", "far"]
+            .iter()
+            .filter_map(|s| NodeId::slug(s))
+            .collect();
         for id in &ids {
-            g.upsert_node(Node::new(id.clone(), id.as_str(), Domain::Technical, 0.8, t(0)));
+            g.upsert_node(Node::new(
+                id.clone(),
+                id.as_str(),
+                Domain::Technical,
+                0.8,
+                t(0),
+            ));
         }
-        let _ = g.upsert_edge(Edge { source: ids[0].clone(), target: ids[1].clone(), kind: EdgeKind::RelatesTo, weight: 0.5 });
+        let _ = g.upsert_edge(Edge {
+            source: ids[0].clone(),
+            target: ids[1].clone(),
+            kind: EdgeKind::RelatesTo,
+            weight: 0.5,
+        });
         step(&mut g, &ids[..1], t(6), &cfg);
         let w = |i: usize| g.node(&ids[i]).map(|n| n.weight).unwrap_or_default();
         assert!(w(0) > 0.8);
@@ -170,16 +198,32 @@ mod tests {
 
     #[test]
     fn pruning_keeps_anchors_and_history() {
-        let cfg = DecayConfig { max_nodes: 2, ..DecayConfig::default() };
+        let cfg = DecayConfig {
+            max_nodes: 2,
+            ..DecayConfig::default()
+        };
         let mut g = Graph::new();
         for (label, w) in [("a", 0.01), ("b", 0.02), ("c", 0.9), ("d", 0.03)] {
             let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
             g.upsert_node(Node::new(id, label, Domain::Technical, w, t(0)));
         }
-        let (a, b) = (NodeId::slug("a").unwrap_or_else(|| unreachable!()), NodeId::slug("b").unwrap_or_else(|| unreachable!()));
-        let _ = g.upsert_edge(Edge { source: b, target: a, kind: EdgeKind::Supersedes, weight: 1.0 });
+        let (a, b) = (
+            NodeId::slug("a").unwrap_or_else(|| unreachable!()),
+            NodeId::slug("b").unwrap_or_else(|| unreachable!()),
+        );
+        let _ = g.upsert_edge(Edge {
+            source: b,
+            target: a,
+            kind: EdgeKind::Supersedes,
+            weight: 1.0,
+        });
         let pruned = step(&mut g, &[], t(1), &cfg).pruned;
         assert_eq!(g.node_count(), 2);
-        assert!(pruned.iter().all(|p| p.as_str() != "a" && p.as_str() != "b"), "{pruned:?}");
+        assert!(
+            pruned
+                .iter()
+                .all(|p| p.as_str() != "a" && p.as_str() != "b"),
+            "{pruned:?}"
+        );
     }
 }

@@ -118,7 +118,13 @@ pub const CORRECTION_OPENERS: &[&str] = &[
 ];
 
 /// Phrases that mark a correction anywhere in a sentence.
-pub const CORRECTION_INNER: &[&str] = &["that's wrong", "that is wrong", "not that one", "you got that wrong", "i meant"];
+pub const CORRECTION_INNER: &[&str] = &[
+    "that's wrong",
+    "that is wrong",
+    "not that one",
+    "you got that wrong",
+    "i meant",
+];
 
 const PREFERENCE_CUES: &[&str] = &[
     "i prefer",
@@ -151,118 +157,774 @@ const PREFERENCE_CUES: &[&str] = &[
 
 /// Known libraries, tools and services, with their canonical spelling.
 const LEXICON: &[&str] = &[
-    "sqlx", "axum", "tokio", "serde", "reqwest", "hyper", "tonic", "tower", "tracing", "anyhow", "thiserror",
-    "diesel", "sea-orm", "apalis", "tokio-cron-scheduler", "clap", "rayon", "actix", "actix-web", "rocket",
-    "warp", "nextest", "clippy", "rustfmt", "cargo", "Postgres", "PostgreSQL", "MySQL", "SQLite", "Redis",
-    "Kafka", "RabbitMQ", "NATS", "Docker", "Kubernetes", "Terraform", "Nginx", "GraphQL", "gRPC", "Stripe",
-    "Sentry", "GitHub", "GitLab", "AWS", "S3", "GCP", "Azure", "Vercel", "Fly.io", "Heroku", "Cloudflare",
-    "React", "Vue", "Svelte", "Next.js", "TypeScript", "JavaScript", "Python", "Rust", "Golang", "Node.js",
-    "Resend", "Bento", "SendGrid", "Mailgun", "Postmark", "SES", "Twilio", "Slack", "Datadog", "Grafana",
-    "Prometheus", "OpenTelemetry", "Elasticsearch", "MongoDB", "DynamoDB", "Supabase", "Firebase", "OAuth",
-    "JWT", "CI", "Jenkins", "CircleCI", "npm", "pnpm", "yarn", "webpack", "vite", "Tailwind", "MJML",
-    "Handlebars", "Tera", "Askama", "insta", "proptest", "criterion", "mockall", "wiremock", "testcontainers",
+    "sqlx",
+    "axum",
+    "tokio",
+    "serde",
+    "reqwest",
+    "hyper",
+    "tonic",
+    "tower",
+    "tracing",
+    "anyhow",
+    "thiserror",
+    "diesel",
+    "sea-orm",
+    "apalis",
+    "tokio-cron-scheduler",
+    "clap",
+    "rayon",
+    "actix",
+    "actix-web",
+    "rocket",
+    "warp",
+    "nextest",
+    "clippy",
+    "rustfmt",
+    "cargo",
+    "Postgres",
+    "PostgreSQL",
+    "MySQL",
+    "SQLite",
+    "Redis",
+    "Kafka",
+    "RabbitMQ",
+    "NATS",
+    "Docker",
+    "Kubernetes",
+    "Terraform",
+    "Nginx",
+    "GraphQL",
+    "gRPC",
+    "Stripe",
+    "Sentry",
+    "GitHub",
+    "GitLab",
+    "AWS",
+    "S3",
+    "GCP",
+    "Azure",
+    "Vercel",
+    "Fly.io",
+    "Heroku",
+    "Cloudflare",
+    "React",
+    "Vue",
+    "Svelte",
+    "Next.js",
+    "TypeScript",
+    "JavaScript",
+    "Python",
+    "Rust",
+    "Golang",
+    "Node.js",
+    "Resend",
+    "Bento",
+    "SendGrid",
+    "Mailgun",
+    "Postmark",
+    "SES",
+    "Twilio",
+    "Slack",
+    "Datadog",
+    "Grafana",
+    "Prometheus",
+    "OpenTelemetry",
+    "Elasticsearch",
+    "MongoDB",
+    "DynamoDB",
+    "Supabase",
+    "Firebase",
+    "OAuth",
+    "JWT",
+    "CI",
+    "Jenkins",
+    "CircleCI",
+    "npm",
+    "pnpm",
+    "yarn",
+    "webpack",
+    "vite",
+    "Tailwind",
+    "MJML",
+    "Handlebars",
+    "Tera",
+    "Askama",
+    "insta",
+    "proptest",
+    "criterion",
+    "mockall",
+    "wiremock",
+    "testcontainers",
 ];
 
 /// Capitalised words that are not names.
 const CAPITAL_STOP: &[&str] = &[
-    "i", "i'm", "i've", "i'd", "i'll", "the", "this", "that", "these", "those", "there", "then", "than", "let's",
-    "lets", "ok", "okay", "yes", "yeah", "no", "not", "nope", "sure", "thanks", "thank", "please", "also", "and",
-    "but", "or", "so", "if", "when", "while", "what", "why", "how", "where", "who", "which", "we", "we're",
-    "we'll", "you", "you're", "your", "it", "it's", "its", "they", "he", "she", "my", "our", "a", "an", "in",
-    "on", "at", "for", "to", "of", "by", "with", "from", "as", "is", "are", "was", "be", "do", "does", "did",
-    "done", "can", "could", "should", "would", "will", "just", "now", "next", "first", "after", "before",
-    "here", "good", "great", "nice", "perfect", "right", "wait", "actually", "hmm", "hi", "hey", "hello",
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
-    "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
-    "today", "tomorrow", "yesterday", "done", "all", "some", "any", "every", "each", "one", "two", "new",
-    "old", "add", "run", "fix", "use", "make", "update", "let", "see", "check", "read", "write", "edit",
-    "looks", "look", "found", "note", "step", "todo", "fixed", "added", "updated", "created", "removed",
-    "running", "tests", "test", "error", "warning", "summary", "plan", "option", "both", "only", "even",
-    "still", "maybe", "because", "since", "once", "instead", "other", "another", "same", "most", "more",
-    "less", "much", "many", "again", "sounds", "agreed", "correct", "true", "false", "none", "null", "yes,",
-    "can't", "don't", "doesn't", "won't", "isn't", "aren't", "didn't", "here's", "there's", "that's",
-    "what's", "let", "want", "need", "think", "know", "got", "go", "went", "made", "try", "tried", "good,",
-    "ah", "oh", "so,", "well", "btw", "fyi", "eta", "asap", "api", "url", "id", "ids", "json", "http", "https",
-    "sql", "ui", "ux", "pr", "prs", "cli", "db", "env", "dev", "prod", "staging", "am", "pm", "utc", "tl;dr",
-    "re", "per", "via", "vs", "eg", "ie", "etc", "none", "some", "ok", "err", "self", "true", "false", "null", "ask", "tell", "ping", "call", "send", "move", "switch",
-    "rename", "review", "merge", "deploy", "remember", "keep", "can", "could", "commit", "push", "pull", "open",
-    "close", "show", "list", "find", "search", "start", "stop", "build", "install", "remove", "delete", "revert",
-    "undo", "drop", "wire", "hook", "wrap", "split", "bump", "ship", "draft", "write", "rerun", "retry",
-    "implement", "refactor", "change", "replace", "create", "generate", "explain", "describe", "help", "give",
-    "put", "set", "get", "take", "leave", "hold", "sounds", "works", "worked", "great,", "cool", "awesome",
-    "quick", "quickly", "needs", "need", "gets", "makes", "uses", "adds", "final", "reminder", "where's", "how's", "who's", "when's", "it'll", "we've", "you've", "they're", "i'll",
+    "i",
+    "i'm",
+    "i've",
+    "i'd",
+    "i'll",
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "there",
+    "then",
+    "than",
+    "let's",
+    "lets",
+    "ok",
+    "okay",
+    "yes",
+    "yeah",
+    "no",
+    "not",
+    "nope",
+    "sure",
+    "thanks",
+    "thank",
+    "please",
+    "also",
+    "and",
+    "but",
+    "or",
+    "so",
+    "if",
+    "when",
+    "while",
+    "what",
+    "why",
+    "how",
+    "where",
+    "who",
+    "which",
+    "we",
+    "we're",
+    "we'll",
+    "you",
+    "you're",
+    "your",
+    "it",
+    "it's",
+    "its",
+    "they",
+    "he",
+    "she",
+    "my",
+    "our",
+    "a",
+    "an",
+    "in",
+    "on",
+    "at",
+    "for",
+    "to",
+    "of",
+    "by",
+    "with",
+    "from",
+    "as",
+    "is",
+    "are",
+    "was",
+    "be",
+    "do",
+    "does",
+    "did",
+    "done",
+    "can",
+    "could",
+    "should",
+    "would",
+    "will",
+    "just",
+    "now",
+    "next",
+    "first",
+    "after",
+    "before",
+    "here",
+    "good",
+    "great",
+    "nice",
+    "perfect",
+    "right",
+    "wait",
+    "actually",
+    "hmm",
+    "hi",
+    "hey",
+    "hello",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "today",
+    "tomorrow",
+    "yesterday",
+    "done",
+    "all",
+    "some",
+    "any",
+    "every",
+    "each",
+    "one",
+    "two",
+    "new",
+    "old",
+    "add",
+    "run",
+    "fix",
+    "use",
+    "make",
+    "update",
+    "let",
+    "see",
+    "check",
+    "read",
+    "write",
+    "edit",
+    "looks",
+    "look",
+    "found",
+    "note",
+    "step",
+    "todo",
+    "fixed",
+    "added",
+    "updated",
+    "created",
+    "removed",
+    "running",
+    "tests",
+    "test",
+    "error",
+    "warning",
+    "summary",
+    "plan",
+    "option",
+    "both",
+    "only",
+    "even",
+    "still",
+    "maybe",
+    "because",
+    "since",
+    "once",
+    "instead",
+    "other",
+    "another",
+    "same",
+    "most",
+    "more",
+    "less",
+    "much",
+    "many",
+    "again",
+    "sounds",
+    "agreed",
+    "correct",
+    "true",
+    "false",
+    "none",
+    "null",
+    "yes,",
+    "can't",
+    "don't",
+    "doesn't",
+    "won't",
+    "isn't",
+    "aren't",
+    "didn't",
+    "here's",
+    "there's",
+    "that's",
+    "what's",
+    "let",
+    "want",
+    "need",
+    "think",
+    "know",
+    "got",
+    "go",
+    "went",
+    "made",
+    "try",
+    "tried",
+    "good,",
+    "ah",
+    "oh",
+    "so,",
+    "well",
+    "btw",
+    "fyi",
+    "eta",
+    "asap",
+    "api",
+    "url",
+    "id",
+    "ids",
+    "json",
+    "http",
+    "https",
+    "sql",
+    "ui",
+    "ux",
+    "pr",
+    "prs",
+    "cli",
+    "db",
+    "env",
+    "dev",
+    "prod",
+    "staging",
+    "am",
+    "pm",
+    "utc",
+    "tl;dr",
+    "re",
+    "per",
+    "via",
+    "vs",
+    "eg",
+    "ie",
+    "etc",
+    "none",
+    "some",
+    "ok",
+    "err",
+    "self",
+    "true",
+    "false",
+    "null",
+    "ask",
+    "tell",
+    "ping",
+    "call",
+    "send",
+    "move",
+    "switch",
+    "rename",
+    "review",
+    "merge",
+    "deploy",
+    "remember",
+    "keep",
+    "can",
+    "could",
+    "commit",
+    "push",
+    "pull",
+    "open",
+    "close",
+    "show",
+    "list",
+    "find",
+    "search",
+    "start",
+    "stop",
+    "build",
+    "install",
+    "remove",
+    "delete",
+    "revert",
+    "undo",
+    "drop",
+    "wire",
+    "hook",
+    "wrap",
+    "split",
+    "bump",
+    "ship",
+    "draft",
+    "write",
+    "rerun",
+    "retry",
+    "implement",
+    "refactor",
+    "change",
+    "replace",
+    "create",
+    "generate",
+    "explain",
+    "describe",
+    "help",
+    "give",
+    "put",
+    "set",
+    "get",
+    "take",
+    "leave",
+    "hold",
+    "sounds",
+    "works",
+    "worked",
+    "great,",
+    "cool",
+    "awesome",
+    "quick",
+    "quickly",
+    "needs",
+    "need",
+    "gets",
+    "makes",
+    "uses",
+    "adds",
+    "final",
+    "reminder",
+    "where's",
+    "how's",
+    "who's",
+    "when's",
+    "it'll",
+    "we've",
+    "you've",
+    "they're",
+    "i'll",
 ];
 
 /// Verbs and cues that, right after a capitalised name, mark a person.
 const PERSON_AFTER: &[&str] = &[
-    "said", "says", "wants", "wanted", "asked", "asks", "thinks", "thought", "reviews", "reviewed", "prefers",
-    "mentioned", "suggested", "suggests", "pinged", "told", "approved", "owns", "leads", "agreed", "needs",
-    "is out", "is off", "will review", "will", "flagged", "noticed", "reported", "wrote", "designed",
-    "insists", "raised", "signed", "'s", "\u{2019}s",
+    "said",
+    "says",
+    "wants",
+    "wanted",
+    "asked",
+    "asks",
+    "thinks",
+    "thought",
+    "reviews",
+    "reviewed",
+    "prefers",
+    "mentioned",
+    "suggested",
+    "suggests",
+    "pinged",
+    "told",
+    "approved",
+    "owns",
+    "leads",
+    "agreed",
+    "needs",
+    "is out",
+    "is off",
+    "will review",
+    "will",
+    "flagged",
+    "noticed",
+    "reported",
+    "wrote",
+    "designed",
+    "insists",
+    "raised",
+    "signed",
+    "'s",
+    "\u{2019}s",
 ];
 
 /// Words that, right before a capitalised name, mark a person.
 const PERSON_BEFORE: &[&str] = &[
-    "ask", "asked", "tell", "told", "ping", "pinged", "with", "cc", "thanks", "per", "from", "and", "by",
-    "for", "to", "teammate", "colleague", "our",
+    "ask",
+    "asked",
+    "tell",
+    "told",
+    "ping",
+    "pinged",
+    "with",
+    "cc",
+    "thanks",
+    "per",
+    "from",
+    "and",
+    "by",
+    "for",
+    "to",
+    "teammate",
+    "colleague",
+    "our",
 ];
 
 /// Role words that mark a person when attached to a name.
 const ROLE_WORDS: &[&str] = &[
-    "lead", "pm", "designer", "manager", "engineer", "developer", "dev", "cto", "ceo", "founder", "reviewer",
-    "owner", "architect", "intern", "qa", "tester", "analyst", "director", "head",
+    "lead",
+    "pm",
+    "designer",
+    "manager",
+    "engineer",
+    "developer",
+    "dev",
+    "cto",
+    "ceo",
+    "founder",
+    "reviewer",
+    "owner",
+    "architect",
+    "intern",
+    "qa",
+    "tester",
+    "analyst",
+    "director",
+    "head",
 ];
 
 /// Words that mark a project, feature or milestone when they follow a name.
 const PROJECT_HEADS: &[&str] = &[
-    "feature", "project", "app", "service", "milestone", "epic", "release", "launch", "flow", "dashboard",
-    "module", "pipeline", "integration", "rollout", "migration",
+    "feature",
+    "project",
+    "app",
+    "service",
+    "milestone",
+    "epic",
+    "release",
+    "launch",
+    "flow",
+    "dashboard",
+    "module",
+    "pipeline",
+    "integration",
+    "rollout",
+    "migration",
 ];
 
 /// Heads that make a lowercase phrase a project ("the dunning feature").
-const FEATURE_HEADS: &[&str] = &["feature", "project", "epic", "milestone", "launch", "rollout"];
+const FEATURE_HEADS: &[&str] = &[
+    "feature",
+    "project",
+    "epic",
+    "milestone",
+    "launch",
+    "rollout",
+];
 
 const TECH_WORDS: &[&str] = &[
-    "function", "fn", "struct", "enum", "trait", "impl", "compile", "compiler", "error", "errors", "test",
-    "tests", "crate", "crates", "migration", "migrations", "query", "queries", "sql", "bug", "panic", "stack",
-    "async", "await", "api", "endpoint", "build", "cargo", "type", "types", "module", "refactor", "lint",
-    "schema", "index", "config", "handler", "webhook", "retry", "retries", "timeout", "column", "table",
-    "database", "db", "deploy", "library", "dependency", "code", "file", "files", "null", "option", "result",
-    "request", "response", "json", "http", "cache", "queue", "job", "jobs", "worker", "thread", "memory",
-    "latency", "log", "logs", "benchmark", "serialize", "deserialize", "field", "method", "variable",
-    "integer", "cents", "decimal", "transaction", "lock", "mutex", "channel", "runtime",
+    "function",
+    "fn",
+    "struct",
+    "enum",
+    "trait",
+    "impl",
+    "compile",
+    "compiler",
+    "error",
+    "errors",
+    "test",
+    "tests",
+    "crate",
+    "crates",
+    "migration",
+    "migrations",
+    "query",
+    "queries",
+    "sql",
+    "bug",
+    "panic",
+    "stack",
+    "async",
+    "await",
+    "api",
+    "endpoint",
+    "build",
+    "cargo",
+    "type",
+    "types",
+    "module",
+    "refactor",
+    "lint",
+    "schema",
+    "index",
+    "config",
+    "handler",
+    "webhook",
+    "retry",
+    "retries",
+    "timeout",
+    "column",
+    "table",
+    "database",
+    "db",
+    "deploy",
+    "library",
+    "dependency",
+    "code",
+    "file",
+    "files",
+    "null",
+    "option",
+    "result",
+    "request",
+    "response",
+    "json",
+    "http",
+    "cache",
+    "queue",
+    "job",
+    "jobs",
+    "worker",
+    "thread",
+    "memory",
+    "latency",
+    "log",
+    "logs",
+    "benchmark",
+    "serialize",
+    "deserialize",
+    "field",
+    "method",
+    "variable",
+    "integer",
+    "cents",
+    "decimal",
+    "transaction",
+    "lock",
+    "mutex",
+    "channel",
+    "runtime",
 ];
 const PROJECT_WORDS: &[&str] = &[
-    "deadline", "demo", "milestone", "feature", "features", "ship", "shipping", "release", "launch",
-    "customer", "customers", "roadmap", "scope", "sprint", "ticket", "priority", "priorities", "spec",
-    "requirement", "requirements", "users", "pricing", "plan", "product", "mvp", "beta", "stakeholder",
-    "invoice", "invoices", "billing", "dunning", "onboarding", "metrics", "okr", "quarter", "budget", "cost",
+    "deadline",
+    "demo",
+    "milestone",
+    "feature",
+    "features",
+    "ship",
+    "shipping",
+    "release",
+    "launch",
+    "customer",
+    "customers",
+    "roadmap",
+    "scope",
+    "sprint",
+    "ticket",
+    "priority",
+    "priorities",
+    "spec",
+    "requirement",
+    "requirements",
+    "users",
+    "pricing",
+    "plan",
+    "product",
+    "mvp",
+    "beta",
+    "stakeholder",
+    "invoice",
+    "invoices",
+    "billing",
+    "dunning",
+    "onboarding",
+    "metrics",
+    "okr",
+    "quarter",
+    "budget",
+    "cost",
 ];
 const RELATIONSHIP_WORDS: &[&str] = &[
-    "team", "teammate", "teammates", "review", "reviews", "reviewer", "meeting", "standup", "sync", "asked",
-    "told", "wants", "manager", "lead", "designer", "pm", "colleague", "pair", "pairing", "ping", "slack",
-    "feedback", "approve", "approved", "approval", "he", "she", "her", "his", "they", "them", "1:1", "boss",
-    "hire", "onboard", "mentor", "owner", "owns",
+    "team",
+    "teammate",
+    "teammates",
+    "review",
+    "reviews",
+    "reviewer",
+    "meeting",
+    "standup",
+    "sync",
+    "asked",
+    "told",
+    "wants",
+    "manager",
+    "lead",
+    "designer",
+    "pm",
+    "colleague",
+    "pair",
+    "pairing",
+    "ping",
+    "slack",
+    "feedback",
+    "approve",
+    "approved",
+    "approval",
+    "he",
+    "she",
+    "her",
+    "his",
+    "they",
+    "them",
+    "1:1",
+    "boss",
+    "hire",
+    "onboard",
+    "mentor",
+    "owner",
+    "owns",
 ];
 const PERSONAL_WORDS: &[&str] = &[
-    "prefer", "preference", "like", "love", "hate", "tired", "weekend", "vacation", "holiday", "off",
-    "afternoon", "morning", "evening", "coffee", "habit", "style", "always", "never", "usually", "personally",
-    "myself", "me", "my", "mine", "i'm", "skim", "short", "brief", "verbose", "kids", "family", "sick",
+    "prefer",
+    "preference",
+    "like",
+    "love",
+    "hate",
+    "tired",
+    "weekend",
+    "vacation",
+    "holiday",
+    "off",
+    "afternoon",
+    "morning",
+    "evening",
+    "coffee",
+    "habit",
+    "style",
+    "always",
+    "never",
+    "usually",
+    "personally",
+    "myself",
+    "me",
+    "my",
+    "mine",
+    "i'm",
+    "skim",
+    "short",
+    "brief",
+    "verbose",
+    "kids",
+    "family",
+    "sick",
 ];
 
 const FILE_EXTS: &[&str] = &[
-    "rs", "toml", "sql", "md", "ts", "tsx", "js", "jsx", "py", "json", "yaml", "yml", "go", "sh", "lock",
-    "html", "css", "scss", "mjml", "hbs", "txt", "env", "proto", "graphql", "java", "kt", "rb", "c", "h",
-    "cpp", "hpp", "swift", "vue", "svelte",
+    "rs", "toml", "sql", "md", "ts", "tsx", "js", "jsx", "py", "json", "yaml", "yml", "go", "sh",
+    "lock", "html", "css", "scss", "mjml", "hbs", "txt", "env", "proto", "graphql", "java", "kt",
+    "rb", "c", "h", "cpp", "hpp", "swift", "vue", "svelte",
 ];
 
 const STOP_WORDS: &[&str] = &[
-    "the", "a", "an", "of", "to", "for", "and", "or", "in", "on", "at", "by", "with", "from", "as", "is", "are",
-    "was", "be", "it", "its", "this", "that", "we", "our", "us", "i", "you", "your", "use", "using", "go",
-    "let's", "lets", "instead", "then", "so", "now", "all", "just", "also", "into", "over", "our", "will",
-    "should", "would", "can", "could", "do", "does", "not", "no", "yes", "ok", "okay", "some", "any", "new",
-    "old", "them", "they", "there", "here", "what", "which", "when", "up", "out", "too", "very", "really",
-    "but", "if", "than", "have", "has", "had", "been", "being", "switch", "move", "stick", "going", "plan",
+    "the", "a", "an", "of", "to", "for", "and", "or", "in", "on", "at", "by", "with", "from", "as",
+    "is", "are", "was", "be", "it", "its", "this", "that", "we", "our", "us", "i", "you", "your",
+    "use", "using", "go", "let's", "lets", "instead", "then", "so", "now", "all", "just", "also",
+    "into", "over", "our", "will", "should", "would", "can", "could", "do", "does", "not", "no",
+    "yes", "ok", "okay", "some", "any", "new", "old", "them", "they", "there", "here", "what",
+    "which", "when", "up", "out", "too", "very", "really", "but", "if", "than", "have", "has",
+    "had", "been", "being", "switch", "move", "stick", "going", "plan",
 ];
 
 fn is_stop(w: &str) -> bool {
@@ -318,16 +980,34 @@ fn words(sentence: &str) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     let mut first = true;
     for raw in sentence.split_whitespace() {
-        let backticked = raw.starts_with('`') || raw.ends_with('`') || raw.ends_with("`,") || raw.ends_with("`.");
+        let backticked = raw.starts_with('`')
+            || raw.ends_with('`')
+            || raw.ends_with("`,")
+            || raw.ends_with("`.");
         let text = raw
             .trim_start_matches(['(', '"', '\'', '`', '[', '{', '*', '_', '<'])
-            .trim_end_matches([')', '"', '\'', '`', ']', '}', ',', '.', ':', ';', '!', '?', '*', '>']);
+            .trim_end_matches([
+                ')', '"', '\'', '`', ']', '}', ',', '.', ':', ';', '!', '?', '*', '>',
+            ]);
         let text = text.strip_suffix("()").unwrap_or(text);
-        let text = text.strip_suffix("'s").or_else(|| text.strip_suffix("\u{2019}s")).unwrap_or(text);
-        let text = if text.contains("://") { text } else { clean_code_token(text) };
+        let text = text
+            .strip_suffix("'s")
+            .or_else(|| text.strip_suffix("\u{2019}s"))
+            .unwrap_or(text);
+        let text = if text.contains("://") {
+            text
+        } else {
+            clean_code_token(text)
+        };
         // "Resend-specific", "Postgres-backed": the name is the first part.
         let text = match text.split_once('-') {
-            Some((head, tail)) if is_capitalized(head) && tail.chars().all(|c| c.is_ascii_lowercase()) && !tail.is_empty() => head,
+            Some((head, tail))
+                if is_capitalized(head)
+                    && tail.chars().all(|c| c.is_ascii_lowercase())
+                    && !tail.is_empty() =>
+            {
+                head
+            }
             _ => text,
         };
         if !text.is_empty() {
@@ -347,7 +1027,8 @@ fn is_capitalized(w: &str) -> bool {
     let mut chars = w.chars();
     matches!(chars.next(), Some(c) if c.is_uppercase())
         && w.chars().skip(1).any(|c| c.is_lowercase())
-        && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
 }
 
 fn lexicon_match(w: &str) -> Option<&'static str> {
@@ -357,10 +1038,19 @@ fn lexicon_match(w: &str) -> Option<&'static str> {
 fn file_path(w: &str, root: Option<&str>) -> Option<String> {
     let w = w.trim_end_matches(['.', ',', ':']);
     let (stem, ext) = w.rsplit_once('.')?;
-    if stem.is_empty() || !FILE_EXTS.contains(&ext) || w.contains("://") || w.starts_with("[REDACTED") {
+    if stem.is_empty()
+        || !FILE_EXTS.contains(&ext)
+        || w.contains("://")
+        || w.starts_with("[REDACTED")
+    {
         return None;
     }
-    if !w.contains('/') && (w.starts_with('.') || !stem.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')) {
+    if !w.contains('/')
+        && (w.starts_with('.')
+            || !stem
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.'))
+    {
         return None;
     }
     let mut p = w.to_owned();
@@ -383,7 +1073,10 @@ fn clean_code_token(t: &str) -> &str {
 }
 
 fn looks_like_hash(t: &str) -> bool {
-    t.len() >= 7 && t.bytes().all(|b| b.is_ascii_hexdigit()) && t.bytes().any(|b| b.is_ascii_digit()) && t.bytes().any(|b| b.is_ascii_alphabetic())
+    t.len() >= 7
+        && t.bytes().all(|b| b.is_ascii_hexdigit())
+        && t.bytes().any(|b| b.is_ascii_digit())
+        && t.bytes().any(|b| b.is_ascii_alphabetic())
 }
 
 fn identifier(w: &Word<'_>) -> bool {
@@ -398,18 +1091,27 @@ fn identifier(w: &Word<'_>) -> bool {
     if t.len() < 4 || t.starts_with("[REDACTED") || t.contains('/') || t.contains("://") {
         return false;
     }
-    let valid = t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '.');
+    let valid = t
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '.');
     if !valid || t.starts_with(':') || t.ends_with(':') {
         return false;
     }
     let snake = t.contains('_') && t.chars().any(|c| c.is_alphabetic()) && !t.starts_with('_');
     let path = t.contains("::");
     let upper = t.chars().filter(|c| c.is_uppercase()).count();
-    let camel = upper >= 2 && t.chars().any(|c| c.is_lowercase()) && t.chars().next().is_some_and(|c| c.is_alphabetic()) && !t.contains('.');
+    let camel = upper >= 2
+        && t.chars().any(|c| c.is_lowercase())
+        && t.chars().next().is_some_and(|c| c.is_alphabetic())
+        && !t.contains('.');
     let call = w.raw.contains("()");
     // A backticked plain word (`from`, `setup`) is too common to be a name.
     let plain = t.chars().all(|c| c.is_ascii_lowercase());
-    (w.backticked && !plain && t.chars().any(|c| c.is_alphabetic())) || snake || path || camel || call
+    (w.backticked && !plain && t.chars().any(|c| c.is_alphabetic()))
+        || snake
+        || path
+        || camel
+        || call
 }
 
 /// Finds the named things in one sentence. `root` is the project directory,
@@ -466,20 +1168,36 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             {
                 j += 1;
             }
-            let name = ws[i..j].iter().map(|w| w.text).collect::<Vec<_>>().join(" ");
+            let name = ws[i..j]
+                .iter()
+                .map(|w| w.text)
+                .collect::<Vec<_>>()
+                .join(" ");
             let after = ws.get(j).map(|w| w.text.to_lowercase()).unwrap_or_default();
             let after2 = ws
                 .get(j..(j + 2).min(ws.len()))
-                .map(|s| s.iter().map(|w| w.text.to_lowercase()).collect::<Vec<_>>().join(" "))
+                .map(|s| {
+                    s.iter()
+                        .map(|w| w.text.to_lowercase())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .unwrap_or_default();
-            let before = if i > 0 { ws[i - 1].text.to_lowercase() } else { String::new() };
+            let before = if i > 0 {
+                ws[i - 1].text.to_lowercase()
+            } else {
+                String::new()
+            };
             let possessive = ws[j - 1].raw.contains("'s") || ws[j - 1].raw.contains('\u{2019}');
             let role = role_after(&ws, j, sentence).or_else(|| role_before(&ws, i));
             let person_cue = PERSON_AFTER.iter().any(|c| *c == after || *c == after2)
                 || possessive
                 || role.is_some()
                 || (PERSON_BEFORE.contains(&before.as_str()) && j - i == 2);
-            let two_plain_words = j - i == 2 && ws[i..j].iter().all(|w| w.text.chars().all(|c| c.is_alphabetic()));
+            let two_plain_words = j - i == 2
+                && ws[i..j]
+                    .iter()
+                    .all(|w| w.text.chars().all(|c| c.is_alphabetic()));
             let project_head = PROJECT_HEADS.contains(&after.as_str());
             let (kind, domain) = if project_head {
                 (NodeKind::Project, Domain::Project)
@@ -492,11 +1210,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             // name when something else says so.
             let lone_start = w.sentence_start && j - i == 1 && kind == NodeKind::Entity;
             if !lone_start && name.chars().count() >= 2 {
-                let label = if project_head && !name.to_lowercase().ends_with(&after) {
-                    name.clone()
-                } else {
-                    name.clone()
-                };
+                let label = name.clone();
                 out.push(Mention {
                     label,
                     kind,
@@ -564,13 +1278,17 @@ fn role_after(ws: &[Word<'_>], j: usize, _sentence: &str) -> Option<String> {
             }
         }
         let role = parts.join(" ");
-        if ROLE_WORDS.iter().any(|r| role.to_lowercase().split_whitespace().any(|w| w == *r)) {
+        if ROLE_WORDS
+            .iter()
+            .any(|r| role.to_lowercase().split_whitespace().any(|w| w == *r))
+        {
             return Some(role);
         }
         return None;
     }
     let prev = &ws[j - 1];
-    if prev.raw.ends_with(',') && matches!(next.text.to_lowercase().as_str(), "our" | "the" | "my") {
+    if prev.raw.ends_with(',') && matches!(next.text.to_lowercase().as_str(), "our" | "the" | "my")
+    {
         let mut parts = Vec::new();
         for w in &ws[j + 1..ws.len().min(j + 5)] {
             parts.push(w.text);
@@ -579,7 +1297,10 @@ fn role_after(ws: &[Word<'_>], j: usize, _sentence: &str) -> Option<String> {
             }
         }
         let role = parts.join(" ");
-        if ROLE_WORDS.iter().any(|r| role.to_lowercase().split_whitespace().any(|w| w == *r)) {
+        if ROLE_WORDS
+            .iter()
+            .any(|r| role.to_lowercase().split_whitespace().any(|w| w == *r))
+        {
             return Some(role);
         }
     }
@@ -597,7 +1318,12 @@ fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
         let role: Vec<&str> = ws[start..i]
             .iter()
             .map(|w| w.text)
-            .filter(|w| !matches!(w.to_lowercase().as_str(), "our" | "the" | "my" | "with" | "ask" | "and"))
+            .filter(|w| {
+                !matches!(
+                    w.to_lowercase().as_str(),
+                    "our" | "the" | "my" | "with" | "ask" | "and"
+                )
+            })
             .collect();
         return Some(role.join(" "));
     }
@@ -608,8 +1334,23 @@ fn strip_clause(s: &str) -> &str {
     let lower = s.to_lowercase();
     let mut end = s.len();
     for stop in [
-        ",", ";", ":", " because ", " since ", " so that ", " so we ", " so it ", " for now", " as it ", " which ",
-        " — ", " - ", " but ", " and then ", " until ", " since ",
+        ",",
+        ";",
+        ":",
+        " because ",
+        " since ",
+        " so that ",
+        " so we ",
+        " so it ",
+        " for now",
+        " as it ",
+        " which ",
+        " — ",
+        " - ",
+        " but ",
+        " and then ",
+        " until ",
+        " since ",
     ] {
         if let Some(p) = lower.find(stop) {
             end = end.min(p);
@@ -665,20 +1406,32 @@ fn find_ci(hay: &str, needle: &str) -> Option<usize> {
 /// Finds a decision in a sentence, if it states one.
 pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let lower = sentence.to_lowercase();
-    if lower.ends_with('?') || lower.starts_with("should we") || lower.starts_with("do we") || lower.starts_with("can we") {
+    if lower.ends_with('?')
+        || lower.starts_with("should we")
+        || lower.starts_with("do we")
+        || lower.starts_with("can we")
+    {
         return None;
     }
     for cue in DECISION_CUES {
-        let Some(at) = find_ci(sentence, cue) else { continue };
+        let Some(at) = find_ci(sentence, cue) else {
+            continue;
+        };
         let rest = sentence[at + cue.len()..].trim();
         // Bare "use" and "replace" only count as decisions with "instead of"/"with".
         if matches!(*cue, "use" | "replace") {
             let l = lower.as_str();
-            let explicit = l.contains("instead of") || l.contains("rather than") || (*cue == "replace" && l.contains(" with "));
-            let at_start = at == 0 || lower[..at].trim().is_empty() || lower[..at].trim_end().ends_with(['.', ',']);
+            let explicit = l.contains("instead of")
+                || l.contains("rather than")
+                || (*cue == "replace" && l.contains(" with "));
+            let at_start = at == 0
+                || lower[..at].trim().is_empty()
+                || lower[..at].trim_end().ends_with(['.', ',']);
             // An imperative "Use X for Y" naming a known kind of thing is a decision too.
             let names_thing = *cue == "use"
-                && mentions(rest, root).first().is_some_and(|m| m.strong && m.kind != NodeKind::Person);
+                && mentions(rest, root)
+                    .first()
+                    .is_some_and(|m| m.strong && m.kind != NodeKind::Person);
             if !at_start || !(explicit || names_thing) {
                 continue;
             }
@@ -687,7 +1440,16 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let mut rest = rest;
         let mut topic_part: Option<&str> = None;
         let mut from_part: Option<String> = None;
-        if matches!(*cue, "let's switch" | "migrate to" | "move to" | "moving to" | "switch to" | "switching to" | "switch over to") {
+        if matches!(
+            *cue,
+            "let's switch"
+                | "migrate to"
+                | "move to"
+                | "moving to"
+                | "switch to"
+                | "switching to"
+                | "switch over to"
+        ) {
             let l = rest.to_lowercase();
             if let Some(r) = l.strip_prefix("to ").map(|_| &rest[3..]) {
                 rest = r;
@@ -722,17 +1484,26 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let lead = sentence[..at].trim().trim_end_matches(',');
         if topic_part.is_none() {
             let ll = lead.to_lowercase();
-            if let Some(p) = ll.rfind("for ") {
-                if p == 0 || ll[..p].ends_with(' ') {
-                    let t = lead[p + 4..].trim();
-                    if !t.is_empty() && t.split_whitespace().count() <= 5 {
-                        topic_part = Some(t);
-                    }
+            if let Some(p) = ll.rfind("for ")
+                && (p == 0 || ll[..p].ends_with(' '))
+            {
+                let t = lead[p + 4..].trim();
+                if !t.is_empty() && t.split_whitespace().count() <= 5 {
+                    topic_part = Some(t);
                 }
             }
         }
-        let topic_part = topic_part.map(|t| t.trim_start_matches("over ").trim_start_matches("the ").trim()).filter(|t| !t.is_empty());
-        let verb_led = matches!(*cue, "the plan is to" | "the plan is" | "decided to" | "we decided to" | "we've decided to");
+        let topic_part = topic_part
+            .map(|t| {
+                t.trim_start_matches("over ")
+                    .trim_start_matches("the ")
+                    .trim()
+            })
+            .filter(|t| !t.is_empty());
+        let verb_led = matches!(
+            *cue,
+            "the plan is to" | "the plan is" | "decided to" | "we decided to" | "we've decided to"
+        );
         let label = if verb_led {
             cap_first(&choice)
         } else {
@@ -791,10 +1562,11 @@ pub fn correction(sentence: &str) -> Option<Correction> {
     let trimmed = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
     let mut stripped: Option<&str> = None;
     for cue in CORRECTION_OPENERS {
-        if trimmed.starts_with(cue) {
-            let after = &trimmed[cue.len()..];
+        if let Some(after) = trimmed.strip_prefix(cue) {
             // "no" must be followed by punctuation, "actually" by a comma or space.
-            if (*cue == "wait" || *cue == "actually") && after.starts_with(|c: char| c.is_alphanumeric()) {
+            if (*cue == "wait" || *cue == "actually")
+                && after.starts_with(|c: char| c.is_alphanumeric())
+            {
                 continue;
             }
             let offset = sentence.len() - trimmed.len() + cue.len();
@@ -814,13 +1586,16 @@ pub fn correction(sentence: &str) -> Option<Correction> {
     let body = body.trim().trim_end_matches(['.', '!']);
     // "One more correction from Dana: the grace period is 3 days" → after the colon.
     let body = match body.split_once(':') {
-        Some((head, tail)) if head.to_lowercase().contains("correction") && tail.split_whitespace().count() >= 3 => tail.trim(),
+        Some((head, tail))
+            if head.to_lowercase().contains("correction")
+                && tail.split_whitespace().count() >= 3 =>
+        {
+            tail.trim()
+        }
         _ => body,
     };
     // Strip a second opener ("Actually, wait, ...").
-    let body = body
-        .trim_start_matches(|c: char| c == ',' || c == ' ')
-        .trim();
+    let body = body.trim_start_matches([',', ' ']).trim();
     if body.split_whitespace().count() < 3 {
         return None;
     }
@@ -835,11 +1610,16 @@ pub fn correction(sentence: &str) -> Option<Correction> {
 pub fn preference(sentence: &str) -> Option<Preference> {
     let lower = sentence.to_lowercase();
     for cue in PREFERENCE_CUES {
-        let Some(at) = find_ci(sentence, cue) else { continue };
+        let Some(at) = find_ci(sentence, cue) else {
+            continue;
+        };
         // "I like that approach" / "I like it" are reactions, not preferences.
         let rest = lower[at + cue.len()..].trim_start();
         if matches!(*cue, "i like" | "i love" | "i hate")
-            && (rest.starts_with("that") || rest.starts_with("it") || rest.starts_with("this") || rest.starts_with("the idea"))
+            && (rest.starts_with("that")
+                || rest.starts_with("it")
+                || rest.starts_with("this")
+                || rest.starts_with("the idea"))
         {
             continue;
         }
@@ -847,7 +1627,10 @@ pub fn preference(sentence: &str) -> Option<Preference> {
         if clause.split_whitespace().count() < 3 {
             continue;
         }
-        let label: String = cap_first(&truncate_words(clause, 14)).chars().take(120).collect();
+        let label: String = cap_first(&truncate_words(clause, 14))
+            .chars()
+            .take(120)
+            .collect();
         return Some(Preference {
             label,
             sentence: sentence.trim().to_owned(),
@@ -881,12 +1664,19 @@ pub fn has_correction_language(text: &str) -> bool {
 pub fn domain_scores(text: &str) -> [u32; 4] {
     let mut s = [0u32; 4];
     let lower = text.to_lowercase();
-    for raw in lower.split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '(' | ')' | '"' | '!' | '?' | ';')) {
+    for raw in lower.split(|c: char| {
+        c.is_whitespace() || matches!(c, ',' | '.' | '(' | ')' | '"' | '!' | '?' | ';')
+    }) {
         let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != ':');
         if w.is_empty() {
             continue;
         }
-        if TECH_WORDS.contains(&w) || w.contains('/') || w.contains('_') || w.contains("::") || w.ends_with(".rs") {
+        if TECH_WORDS.contains(&w)
+            || w.contains('/')
+            || w.contains('_')
+            || w.contains("::")
+            || w.ends_with(".rs")
+        {
             s[2] += 1;
         }
         if PROJECT_WORDS.contains(&w) {
@@ -931,27 +1721,59 @@ pub fn dominant_domain(text: &str) -> Option<Domain> {
 
 /// Words in a sentence that suggest ownership by a person.
 pub const OWNERSHIP_CUES: &[&str] = &[
-    "owns", "own", "leads", "lead", "reviews", "review", "maintains", "is responsible for", "wrote", "designs",
-    "designed", "built", "handles",
+    "owns",
+    "own",
+    "leads",
+    "lead",
+    "reviews",
+    "review",
+    "maintains",
+    "is responsible for",
+    "wrote",
+    "designs",
+    "designed",
+    "built",
+    "handles",
 ];
 
 /// Words in a sentence that suggest a dependency.
-pub const DEPENDENCY_CUES: &[&str] = &["depends on", "requires", "needs", "relies on", "blocked by", "blocks"];
+pub const DEPENDENCY_CUES: &[&str] = &[
+    "depends on",
+    "requires",
+    "needs",
+    "relies on",
+    "blocked by",
+    "blocks",
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn labels(s: &str) -> Vec<(String, NodeKind)> {
-        mentions(s, Some("/home/sam/ledgerline")).into_iter().map(|m| (m.label, m.kind)).collect()
+        mentions(s, Some("/home/sam/ledgerline"))
+            .into_iter()
+            .map(|m| (m.label, m.kind))
+            .collect()
     }
 
     #[test]
     fn finds_people_files_identifiers_and_libraries() {
-        let got = labels("Priya Raman (backend lead) wants send_invoice_email in /home/sam/ledgerline/src/email/mod.rs to use sqlx.");
-        assert!(got.contains(&("Priya Raman".into(), NodeKind::Person)), "{got:?}");
-        assert!(got.contains(&("send_invoice_email".into(), NodeKind::Identifier)), "{got:?}");
-        assert!(got.contains(&("src/email/mod.rs".into(), NodeKind::File)), "{got:?}");
+        let got = labels(
+            "Priya Raman (backend lead) wants send_invoice_email in /home/sam/ledgerline/src/email/mod.rs to use sqlx.",
+        );
+        assert!(
+            got.contains(&("Priya Raman".into(), NodeKind::Person)),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("send_invoice_email".into(), NodeKind::Identifier)),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("src/email/mod.rs".into(), NodeKind::File)),
+            "{got:?}"
+        );
         assert!(got.contains(&("sqlx".into(), NodeKind::Entity)), "{got:?}");
         let m = mentions("Priya Raman (backend lead) reviews it", None);
         assert_eq!(m[0].role.as_deref(), Some("backend lead"));
@@ -967,18 +1789,25 @@ mod tests {
 
     #[test]
     fn decisions_and_what_they_replace() {
-        let d = decision("OK let's go with Resend for transactional email.", None).unwrap_or_else(|| panic!("none"));
+        let d = decision("OK let's go with Resend for transactional email.", None)
+            .unwrap_or_else(|| panic!("none"));
         assert_eq!(d.chosen.as_deref(), Some("Resend"));
         assert_eq!(d.label, "Use Resend for transactional email");
-        let d = decision("Let's switch to Bento instead of Resend, the pricing is better.", None).unwrap_or_else(|| panic!("none"));
+        let d = decision(
+            "Let's switch to Bento instead of Resend, the pricing is better.",
+            None,
+        )
+        .unwrap_or_else(|| panic!("none"));
         assert_eq!(d.chosen.as_deref(), Some("Bento"));
         assert_eq!(d.replaced.as_deref(), Some("Resend"));
         assert!(decision("Should we go with Postgres?", None).is_none());
         assert!(decision("I use vim daily.", None).is_none());
-        let d = decision("Let's switch background jobs to apalis.", None).unwrap_or_else(|| panic!("none"));
+        let d = decision("Let's switch background jobs to apalis.", None)
+            .unwrap_or_else(|| panic!("none"));
         assert_eq!(d.label, "Use apalis for background jobs");
         assert!(d.topic.contains(&"background".to_string()), "{:?}", d.topic);
-        let d = decision("We decided to use Bento instead of Resend.", None).unwrap_or_else(|| panic!("none"));
+        let d = decision("We decided to use Bento instead of Resend.", None)
+            .unwrap_or_else(|| panic!("none"));
         assert_eq!(d.chosen.as_deref(), Some("Bento"));
         assert_eq!(d.replaced.as_deref(), Some("Resend"));
     }
@@ -986,23 +1815,42 @@ mod tests {
     #[test]
     fn corrections() {
         assert!(correction("Actually, the retry limit is 5, not 3.").is_some());
-        assert!(correction("No, not that file — the webhook handler is in src/webhooks/stripe.rs").is_some());
+        assert!(
+            correction("No, not that file — the webhook handler is in src/webhooks/stripe.rs")
+                .is_some()
+        );
         assert!(correction("Wait, that's wrong: invoices are in cents, not dollars.").is_some());
         assert!(correction("Waiting for the build to finish now.").is_none());
-        assert!(correction("Actually works fine now").is_some() || correction("Actually works fine now").is_none());
+        assert!(
+            correction("Actually works fine now").is_some()
+                || correction("Actually works fine now").is_none()
+        );
     }
 
     #[test]
     fn preferences() {
-        let p = preference("I prefer small commits with conventional commit messages.").unwrap_or_else(|| panic!("none"));
-        assert_eq!(p.label, "I prefer small commits with conventional commit messages");
+        let p = preference("I prefer small commits with conventional commit messages.")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(
+            p.label,
+            "I prefer small commits with conventional commit messages"
+        );
         assert!(preference("I like that approach.").is_none());
     }
 
     #[test]
     fn domains() {
-        assert_eq!(dominant_domain("I prefer short answers, I skim"), Some(Domain::Personal));
-        assert_eq!(dominant_domain("fix the panic in src/billing/invoice.rs and the failing test"), Some(Domain::Technical));
-        assert_eq!(dominant_domain("Dana wants the demo by the 15th, the dunning feature is the priority"), Some(Domain::Project));
+        assert_eq!(
+            dominant_domain("I prefer short answers, I skim"),
+            Some(Domain::Personal)
+        );
+        assert_eq!(
+            dominant_domain("fix the panic in src/billing/invoice.rs and the failing test"),
+            Some(Domain::Technical)
+        );
+        assert_eq!(
+            dominant_domain("Dana wants the demo by the 15th, the dunning feature is the priority"),
+            Some(Domain::Project)
+        );
     }
 }

@@ -106,7 +106,13 @@ fn clear_domain(text: &str, min: u32) -> Option<Domain> {
     let d = extract::dominant_domain(text)?;
     let i = Domain::ALL.iter().position(|x| *x == d)?;
     let top = scores[i];
-    let second = scores.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| *s).max().unwrap_or(0);
+    let second = scores
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .map(|(_, s)| *s)
+        .max()
+        .unwrap_or(0);
     (top >= min && top >= second + min.div_ceil(2)).then_some(d)
 }
 
@@ -114,7 +120,12 @@ fn clear_domain(text: &str, min: u32) -> Option<Domain> {
 ///
 /// `known` holds every node label and alias, normalised with
 /// [`normalize_name`].
-pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<String>, cfg: &GateConfig) -> GateDecision {
+pub fn decide(
+    state: &mut GateState,
+    input: &GateInput<'_>,
+    known: &HashSet<String>,
+    cfg: &GateConfig,
+) -> GateDecision {
     let mut triggers = Vec::new();
     let mut reasons = Vec::new();
 
@@ -133,11 +144,12 @@ pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<Stri
     // The window remembers every turn's leaning; a shift needs a clear lead.
     let domain = extract::dominant_domain(input.prompt);
     let clear = clear_domain(input.prompt, cfg.domain_min_score);
-    if let (Some(d), Some(window)) = (clear, window_domain(&state.recent_domains)) {
-        if d != window && state.recent_domains.len() >= cfg.domain_window.min(2) {
-            triggers.push(Trigger::DomainShift);
-            reasons.push(format!("domain {window} -> {d}"));
-        }
+    if let (Some(d), Some(window)) = (clear, window_domain(&state.recent_domains))
+        && d != window
+        && state.recent_domains.len() >= cfg.domain_window.min(2)
+    {
+        triggers.push(Trigger::DomainShift);
+        reasons.push(format!("domain {window} -> {d}"));
     }
     let soft = !triggers.is_empty();
 
@@ -150,7 +162,9 @@ pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<Stri
         reasons.push("correction language".into());
     }
 
-    let hard = triggers.iter().any(|t| matches!(t, Trigger::Decision | Trigger::Correction));
+    let hard = triggers
+        .iter()
+        .any(|t| matches!(t, Trigger::Decision | Trigger::Correction));
     // Soft triggers right after a probe wait (their names are kept and fire later):
     // that batches a burst of new names into one probe.
     let mut deferred = false;
@@ -168,13 +182,21 @@ pub fn decide(state: &mut GateState, input: &GateInput<'_>, known: &HashSet<Stri
         }
         if deferred {
             state.pending_shift = state.pending_shift || triggers.contains(&Trigger::DomainShift);
-            reasons.push(format!("deferred: {} quiet turn(s) since the last probe", state.quiet_turns));
+            reasons.push(format!(
+                "deferred: {} quiet turn(s) since the last probe",
+                state.quiet_turns
+            ));
             triggers.clear();
         }
     }
-    if !deferred && !hard && eligible && (state.pending_points >= cfg.new_entity_points || state.pending_shift) {
+    if !deferred
+        && !hard
+        && eligible
+        && (state.pending_points >= cfg.new_entity_points || state.pending_shift)
+    {
         // Deferred soft triggers fire now.
-        if state.pending_points >= cfg.new_entity_points && !triggers.contains(&Trigger::NewEntity) {
+        if state.pending_points >= cfg.new_entity_points && !triggers.contains(&Trigger::NewEntity)
+        {
             triggers.push(Trigger::NewEntity);
             reasons.push(format!("deferred new: {}", state.pending_names.join(", ")));
         }
@@ -235,18 +257,29 @@ fn window_domain(window: &VecDeque<Domain>) -> Option<Domain> {
 
 /// New names in the turn, each with its weight as a signal: people,
 /// projects and named products count 2, files and identifiers 1.
-fn new_names(input: &GateInput<'_>, known: &HashSet<String>, pending: &[String], cfg: &GateConfig) -> Vec<(String, u32)> {
+fn new_names(
+    input: &GateInput<'_>,
+    known: &HashSet<String>,
+    pending: &[String],
+    cfg: &GateConfig,
+) -> Vec<(String, u32)> {
     let mut out: Vec<(String, u32)> = Vec::new();
     let mut consider = |label: &str, points: u32| {
         let norm = normalize_name(label);
-        if norm.chars().count() < cfg.min_entity_len || known.contains(&norm) || pending.contains(&norm) {
+        if norm.chars().count() < cfg.min_entity_len
+            || known.contains(&norm)
+            || pending.contains(&norm)
+        {
             return;
         }
         // A person known by full name also answers to their first name; a
         // path known in full also answers to its file name.
         let first = format!("{norm} ");
         let base = format!("/{norm}");
-        if known.iter().any(|k| k.starts_with(&first) || k.ends_with(&base)) {
+        if known
+            .iter()
+            .any(|k| k.starts_with(&first) || k.ends_with(&base))
+        {
             return;
         }
         if !out.iter().any(|(o, _)| normalize_name(o) == norm) {
@@ -283,7 +316,10 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    names.into_iter().map(|n| normalize_name(n.as_ref())).collect()
+    names
+        .into_iter()
+        .map(|n| normalize_name(n.as_ref()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -296,20 +332,56 @@ mod tests {
 
     fn run(state: &mut GateState, prompt: &str, known: &[&str]) -> GateDecision {
         let known = known_set(known.iter().copied());
-        decide(state, &GateInput { prompt, previous_reply: "" }, &known, &cfg())
+        decide(
+            state,
+            &GateInput {
+                prompt,
+                previous_reply: "",
+            },
+            &known,
+            &cfg(),
+        )
     }
 
     #[test]
     fn each_trigger_table() {
         let table: &[(&str, &[&str], Option<Trigger>)] = &[
-            ("Can you look at src/billing/invoice.rs and src/billing/money.rs?", &[], Some(Trigger::NewEntity)),
-            ("Can you look at src/billing/invoice.rs?", &["src/billing/invoice.rs"], None),
-            ("Ask Priya Raman to review it", &[], Some(Trigger::NewEntity)),
+            (
+                "Can you look at src/billing/invoice.rs and src/billing/money.rs?",
+                &[],
+                Some(Trigger::NewEntity),
+            ),
+            (
+                "Can you look at src/billing/invoice.rs?",
+                &["src/billing/invoice.rs"],
+                None,
+            ),
+            (
+                "Ask Priya Raman to review it",
+                &[],
+                Some(Trigger::NewEntity),
+            ),
             ("Ask Priya to review it", &["Priya Raman"], None),
-            ("Let's go with option two then.", &[], Some(Trigger::Decision)),
-            ("We decided to ship it on Monday.", &[], Some(Trigger::Decision)),
-            ("Actually, the limit is 5, not 3.", &[], Some(Trigger::Correction)),
-            ("No, that's wrong, revert it.", &[], Some(Trigger::Correction)),
+            (
+                "Let's go with option two then.",
+                &[],
+                Some(Trigger::Decision),
+            ),
+            (
+                "We decided to ship it on Monday.",
+                &[],
+                Some(Trigger::Decision),
+            ),
+            (
+                "Actually, the limit is 5, not 3.",
+                &[],
+                Some(Trigger::Correction),
+            ),
+            (
+                "No, that's wrong, revert it.",
+                &[],
+                Some(Trigger::Correction),
+            ),
             ("run the tests again please", &[], None),
         ];
         for (prompt, known, want) in table {
@@ -326,9 +398,17 @@ mod tests {
     fn domain_shift_fires_on_change() {
         let mut st = GateState::default();
         for _ in 0..3 {
-            run(&mut st, "fix the failing test in the handler and the compile error", &[]);
+            run(
+                &mut st,
+                "fix the failing test in the handler and the compile error",
+                &[],
+            );
         }
-        let d = run(&mut st, "I prefer short answers, I skim everything; my style, my habit: keep it brief", &[]);
+        let d = run(
+            &mut st,
+            "I prefer short answers, I skim everything; my style, my habit: keep it brief",
+            &[],
+        );
         assert!(d.triggers.contains(&Trigger::DomainShift), "{d:?}");
     }
 
@@ -362,7 +442,11 @@ mod tests {
 
     #[test]
     fn one_new_file_waits_for_company() {
-        let mut st = GateState { probed: true, quiet_turns: 5, ..GateState::default() };
+        let mut st = GateState {
+            probed: true,
+            quiet_turns: 5,
+            ..GateState::default()
+        };
         let d = run(&mut st, "open src/a.rs", &[]);
         assert!(!d.fire, "{d:?}");
         let d = run(&mut st, "and src/b.rs", &[]);

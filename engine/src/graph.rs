@@ -89,7 +89,10 @@ impl NodeId {
         }
         if out.len() > MAX_ID_LEN {
             // Cut at a word boundary within the limit.
-            let cut = out[..MAX_ID_LEN].rfind('-').filter(|&p| p > MAX_ID_LEN / 2).unwrap_or(MAX_ID_LEN);
+            let cut = out[..MAX_ID_LEN]
+                .rfind('-')
+                .filter(|&p| p > MAX_ID_LEN / 2)
+                .unwrap_or(MAX_ID_LEN);
             out.truncate(cut);
         }
         while out.ends_with('-') {
@@ -123,7 +126,9 @@ impl fmt::Display for NodeId {
 }
 
 /// What sort of thing a node stands for; guides rendering and merging.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     /// A named thing: product, library, service, concept.
@@ -456,19 +461,26 @@ pub fn check_node(key: &str, n: &Node) -> Result<(), GraphError> {
     if !check_unit(n.weight) {
         return Err(bad(format!("weight {} outside 0..1", n.weight)));
     }
-    if let Some(d) = &n.detail {
-        if d.chars().count() > MAX_DETAIL_LEN {
-            return Err(bad(format!("detail longer than {MAX_DETAIL_LEN} characters")));
-        }
+    if let Some(d) = &n.detail
+        && d.chars().count() > MAX_DETAIL_LEN
+    {
+        return Err(bad(format!(
+            "detail longer than {MAX_DETAIL_LEN} characters"
+        )));
     }
     if n.aliases.len() > MAX_ALIASES {
         return Err(bad(format!("more than {MAX_ALIASES} aliases")));
     }
-    if n.aliases.iter().any(|a| a.trim().is_empty() || a.chars().count() > MAX_LABEL_LEN) {
+    if n.aliases
+        .iter()
+        .any(|a| a.trim().is_empty() || a.chars().count() > MAX_LABEL_LEN)
+    {
         return Err(bad("empty or overlong alias".into()));
     }
     if n.provenance.len() > MAX_PROVENANCE {
-        return Err(bad(format!("more than {MAX_PROVENANCE} provenance entries")));
+        return Err(bad(format!(
+            "more than {MAX_PROVENANCE} provenance entries"
+        )));
     }
     Ok(())
 }
@@ -476,7 +488,9 @@ pub fn check_node(key: &str, n: &Node) -> Result<(), GraphError> {
 /// Checks one edge of a document against its key and the field limits.
 pub fn check_edge(key: &str, edge: &Edge) -> Result<(), GraphError> {
     if key != edge.key() {
-        return Err(GraphError::BadEdgeKey { key: key.to_owned() });
+        return Err(GraphError::BadEdgeKey {
+            key: key.to_owned(),
+        });
     }
     if !check_unit(edge.weight) {
         return Err(GraphError::BadEdge {
@@ -518,7 +532,8 @@ impl Graph {
         }
         for (key, edge) in doc.edges {
             check_edge(&key, &edge)?;
-            let (Some(&s), Some(&t)) = (g.index.get(&edge.source), g.index.get(&edge.target)) else {
+            let (Some(&s), Some(&t)) = (g.index.get(&edge.source), g.index.get(&edge.target))
+            else {
                 let missing = if g.index.contains_key(&edge.source) {
                     edge.target.to_string()
                 } else {
@@ -644,7 +659,8 @@ impl Graph {
             self.inner[ex] = edge;
             return Ok(());
         }
-        let (Some(&s), Some(&t)) = (self.index.get(&edge.source), self.index.get(&edge.target)) else {
+        let (Some(&s), Some(&t)) = (self.index.get(&edge.source), self.index.get(&edge.target))
+        else {
             let missing = if self.index.contains_key(&edge.source) {
                 edge.target.to_string()
             } else {
@@ -689,10 +705,11 @@ impl Graph {
 
     /// Neighbours in either direction (unsorted, may repeat), without allocating.
     pub fn neighbors(&self, id: &NodeId) -> impl Iterator<Item = &Node> {
-        self.index
-            .get(id)
-            .into_iter()
-            .flat_map(move |&ix| self.inner.neighbors_undirected(ix).map(move |n| &self.inner[n]))
+        self.index.get(id).into_iter().flat_map(move |&ix| {
+            self.inner
+                .neighbors_undirected(ix)
+                .map(move |n| &self.inner[n])
+        })
     }
 
     /// The node that supersedes this one, if any (newest first when several).
@@ -702,7 +719,11 @@ impl Graph {
             .edges_directed(ix, petgraph::Direction::Incoming)
             .filter(|e| e.weight().kind == EdgeKind::Supersedes)
             .map(|e| &self.inner[e.source()])
-            .max_by(|a, b| a.last_activated.cmp(&b.last_activated).then(a.id.cmp(&b.id)))
+            .max_by(|a, b| {
+                a.last_activated
+                    .cmp(&b.last_activated)
+                    .then(a.id.cmp(&b.id))
+            })
     }
 
     /// The nodes this one supersedes, sorted by id.
@@ -722,7 +743,9 @@ impl Graph {
 
     /// Whether the node is the source or target of a `supersedes` edge.
     pub fn in_supersedes_chain(&self, id: &NodeId) -> bool {
-        let Some(&ix) = self.index.get(id) else { return false };
+        let Some(&ix) = self.index.get(id) else {
+            return false;
+        };
         self.inner
             .edges_directed(ix, petgraph::Direction::Outgoing)
             .chain(self.inner.edges_directed(ix, petgraph::Direction::Incoming))
@@ -735,10 +758,10 @@ impl Graph {
         let mut dist: HashMap<NodeIndex, u32> = HashMap::new();
         let mut queue = VecDeque::new();
         for id in focus {
-            if let Some(&ix) = self.index.get(id) {
-                if dist.insert(ix, 0).is_none() {
-                    queue.push_back(ix);
-                }
+            if let Some(&ix) = self.index.get(id)
+                && dist.insert(ix, 0).is_none()
+            {
+                queue.push_back(ix);
             }
         }
         while let Some(ix) = queue.pop_front() {
@@ -763,10 +786,10 @@ impl Graph {
         let mut dist: HashMap<NodeIndex, u32> = HashMap::new();
         let mut queue = VecDeque::new();
         for id in focus {
-            if let Some(&ix) = self.index.get(id) {
-                if dist.insert(ix, 0).is_none() {
-                    queue.push_back(ix);
-                }
+            if let Some(&ix) = self.index.get(id)
+                && dist.insert(ix, 0).is_none()
+            {
+                queue.push_back(ix);
             }
         }
         while let Some(ix) = queue.pop_front() {
@@ -781,7 +804,9 @@ impl Graph {
                 }
             }
         }
-        dist.into_iter().map(|(ix, d)| (&self.inner[ix].id, d)).collect()
+        dist.into_iter()
+            .map(|(ix, d)| (&self.inner[ix].id, d))
+            .collect()
     }
 
     /// Finds a node whose label or alias normalises to `name`.
@@ -790,12 +815,11 @@ impl Graph {
         if want.is_empty() {
             return None;
         }
-        if let Some(id) = NodeId::slug(name) {
-            if let Some(n) = self.node(&id) {
-                if n.names().any(|x| x == want) {
-                    return Some(n);
-                }
-            }
+        if let Some(id) = NodeId::slug(name)
+            && let Some(n) = self.node(&id)
+            && n.names().any(|x| x == want)
+        {
+            return Some(n);
         }
         self.nodes_unordered()
             .filter(|n| n.names().any(|x| x == want))
@@ -824,8 +848,14 @@ mod tests {
 
     #[test]
     fn slug_is_stable_and_clean() {
-        assert_eq!(NodeId::slug("Rolling Memory  Graph!").map(|i| i.0), Some("rolling-memory-graph".into()));
-        assert_eq!(NodeId::slug("src/billing/invoice.rs").map(|i| i.0), Some("src-billing-invoice-rs".into()));
+        assert_eq!(
+            NodeId::slug("Rolling Memory  Graph!").map(|i| i.0),
+            Some("rolling-memory-graph".into())
+        );
+        assert_eq!(
+            NodeId::slug("src/billing/invoice.rs").map(|i| i.0),
+            Some("src-billing-invoice-rs".into())
+        );
         assert_eq!(NodeId::slug("  ?? "), None);
         let long = "pref I'm off Friday afternoons so let's wrap the migration and the scheduler by Thursday evening";
         let id = NodeId::slug(long).unwrap_or_else(|| unreachable!());
@@ -842,27 +872,51 @@ mod tests {
         let b = NodeId::slug("Bento").unwrap_or_else(|| unreachable!());
         g.upsert_node(Node::new(a.clone(), "Resend", Domain::Technical, 0.5, t0()));
         g.upsert_node(Node::new(b.clone(), "Bento", Domain::Technical, 0.7, t0()));
-        let e = Edge { source: b.clone(), target: a.clone(), kind: EdgeKind::Supersedes, weight: 1.0 };
+        let e = Edge {
+            source: b.clone(),
+            target: a.clone(),
+            kind: EdgeKind::Supersedes,
+            weight: 1.0,
+        };
         assert!(g.upsert_edge(e).is_ok());
         let doc = g.to_doc();
         let g2 = Graph::from_doc(doc.clone()).unwrap_or_default();
         assert_eq!(g2.to_doc(), doc);
-        assert_eq!(g2.superseded_by(&a).map(|n| n.label.as_str()), Some("Bento"));
+        assert_eq!(
+            g2.superseded_by(&a).map(|n| n.label.as_str()),
+            Some("Bento")
+        );
 
         let mut bad = doc;
         bad.nodes.remove("resend");
-        assert!(matches!(Graph::from_doc(bad), Err(GraphError::DanglingEdge { .. })));
+        assert!(matches!(
+            Graph::from_doc(bad),
+            Err(GraphError::DanglingEdge { .. })
+        ));
     }
 
     #[test]
     fn distances_are_undirected_and_capped() {
         let mut g = Graph::new();
-        let ids: Vec<NodeId> = (0..5).filter_map(|i| NodeId::slug(&format!("n{i}"))).collect();
+        let ids: Vec<NodeId> = (0..5)
+            .filter_map(|i| NodeId::slug(&format!("n{i}")))
+            .collect();
         for id in &ids {
-            g.upsert_node(Node::new(id.clone(), id.as_str(), Domain::Project, 0.5, t0()));
+            g.upsert_node(Node::new(
+                id.clone(),
+                id.as_str(),
+                Domain::Project,
+                0.5,
+                t0(),
+            ));
         }
         for w in ids.windows(2) {
-            let _ = g.upsert_edge(Edge { source: w[1].clone(), target: w[0].clone(), kind: EdgeKind::RelatesTo, weight: 0.5 });
+            let _ = g.upsert_edge(Edge {
+                source: w[1].clone(),
+                target: w[0].clone(),
+                kind: EdgeKind::RelatesTo,
+                weight: 0.5,
+            });
         }
         let d = g.distances(&ids[..1], 2);
         assert_eq!(d.get(&ids[0]), Some(&0));
@@ -877,7 +931,12 @@ mod tests {
         let b = NodeId::slug("b").unwrap_or_else(|| unreachable!());
         g.upsert_node(Node::new(a.clone(), "a", Domain::Project, 0.5, t0()));
         g.upsert_node(Node::new(b.clone(), "b", Domain::Project, 0.5, t0()));
-        let _ = g.upsert_edge(Edge { source: a.clone(), target: b.clone(), kind: EdgeKind::Uses, weight: 0.5 });
+        let _ = g.upsert_edge(Edge {
+            source: a.clone(),
+            target: b.clone(),
+            kind: EdgeKind::Uses,
+            weight: 0.5,
+        });
         g.remove_node(&b);
         assert_eq!(g.edge_count(), 0);
         assert!(Graph::from_doc(g.to_doc()).is_ok());

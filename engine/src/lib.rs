@@ -29,6 +29,7 @@ pub mod reconcile;
 pub mod redact;
 pub mod render;
 pub mod seed;
+pub mod semantic;
 pub mod session;
 pub mod stats;
 pub mod store;

@@ -176,7 +176,9 @@ fn section_and_key(path: &str) -> Option<(&'static str, String)> {
 /// Checks a raw JSON value (as a probe returned it) against the patch schema.
 pub fn check_schema(value: &Value) -> Result<(), PatchError> {
     let Some(validator) = PATCH_VALIDATOR.as_ref() else {
-        return Err(PatchError::Schema("the compiled-in patch schema failed to load".into()));
+        return Err(PatchError::Schema(
+            "the compiled-in patch schema failed to load".into(),
+        ));
     };
     let errors: Vec<String> = validator
         .iter_errors(value)
@@ -201,20 +203,31 @@ pub fn parse_ops(value: &Value) -> Result<Vec<PatchOperation>, PatchError> {
         value
     };
     check_schema(value)?;
-    let ops = value.get("ops").cloned().unwrap_or(Value::Array(Vec::new()));
+    let ops = value
+        .get("ops")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
     serde_json::from_value(ops).map_err(|e| PatchError::Schema(e.to_string()))
 }
 
 /// Validates `ops` against `graph` and, if everything holds, applies them.
 /// On error the graph is exactly as it was.
-pub fn apply(graph: &mut Graph, ops: &[PatchOperation], rules: &PatchRules) -> Result<ApplyReport, PatchError> {
+pub fn apply(
+    graph: &mut Graph,
+    ops: &[PatchOperation],
+    rules: &PatchRules,
+) -> Result<ApplyReport, PatchError> {
     let prepared = prepare(graph, ops, rules)?;
     Ok(commit(graph, prepared))
 }
 
 /// Validates `ops` and returns the graph they would produce, leaving `graph`
 /// untouched (clones the graph: use [`prepare`] + [`commit`] on hot paths).
-pub fn dry_run(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Result<(Graph, ApplyReport), PatchError> {
+pub fn dry_run(
+    graph: &Graph,
+    ops: &[PatchOperation],
+    rules: &PatchRules,
+) -> Result<(Graph, ApplyReport), PatchError> {
     let prepared = prepare(graph, ops, rules)?;
     let mut g = graph.clone();
     let report = commit(&mut g, prepared);
@@ -245,7 +258,11 @@ impl Prepared {
 /// against the rest of the graph: ids stable, weights in range, edges between
 /// existing nodes, no node removed from under its edges, history kept,
 /// anchors above their floor. Cost is proportional to the patch, not the graph.
-pub fn prepare(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Result<Prepared, PatchError> {
+pub fn prepare(
+    graph: &Graph,
+    ops: &[PatchOperation],
+    rules: &PatchRules,
+) -> Result<Prepared, PatchError> {
     if ops.len() > rules.max_ops {
         return Err(PatchError::TooManyOps {
             got: ops.len(),
@@ -286,10 +303,15 @@ pub fn prepare(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Res
     }
     let mut value = serde_json::to_value(&old).map_err(|e| PatchError::Malformed(e.to_string()))?;
     json_patch::patch(&mut value, ops).map_err(|e| PatchError::Apply(e.to_string()))?;
-    let new: GraphDoc = serde_json::from_value(value).map_err(|e| PatchError::Malformed(e.to_string()))?;
-    if new.nodes.keys().any(|k| !node_keys.contains(k)) || new.edges.keys().any(|k| !edge_keys.contains(k)) {
+    let new: GraphDoc =
+        serde_json::from_value(value).map_err(|e| PatchError::Malformed(e.to_string()))?;
+    if new.nodes.keys().any(|k| !node_keys.contains(k))
+        || new.edges.keys().any(|k| !edge_keys.contains(k))
+    {
         // Only reachable through a whole-section op, which the path check forbids.
-        return Err(PatchError::Malformed("patch created keys it does not address".into()));
+        return Err(PatchError::Malformed(
+            "patch created keys it does not address".into(),
+        ));
     }
 
     // Nodes: validity, stable ids, anchors, history.
@@ -342,7 +364,11 @@ pub fn prepare(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Res
     }
     let exists = |id: &NodeId| -> bool {
         let k = id.as_str();
-        if node_keys.contains(k) { new.nodes.contains_key(k) } else { graph.contains(id) }
+        if node_keys.contains(k) {
+            new.nodes.contains_key(k)
+        } else {
+            graph.contains(id)
+        }
     };
 
     // Edges: history, validity, endpoints.
@@ -369,20 +395,39 @@ pub fn prepare(graph: &Graph, ops: &[PatchOperation], rules: &PatchRules) -> Res
     }
     // A removed node may not leave edges behind.
     for key in &removed {
-        let Some(id) = NodeId::parse(key) else { continue };
+        let Some(id) = NodeId::parse(key) else {
+            continue;
+        };
         for e in graph.edges_of(&id) {
             let k = e.key();
-            let still_there = if edge_keys.contains(&k) { new.edges.contains_key(&k) } else { true };
+            let still_there = if edge_keys.contains(&k) {
+                new.edges.contains_key(&k)
+            } else {
+                true
+            };
             if still_there {
-                return Err(PatchError::Invalid(GraphError::DanglingEdge { key: k, missing: key.clone() }));
+                return Err(PatchError::Invalid(GraphError::DanglingEdge {
+                    key: k,
+                    missing: key.clone(),
+                }));
             }
         }
     }
 
     let report = report_changes(&old, &new, &node_keys, &edge_keys);
-    let nodes = node_keys.iter().map(|k| (k.clone(), new.nodes.get(k).cloned())).collect();
-    let edges = edge_keys.iter().map(|k| (k.clone(), new.edges.get(k).cloned())).collect();
-    Ok(Prepared { nodes, edges, report })
+    let nodes = node_keys
+        .iter()
+        .map(|k| (k.clone(), new.nodes.get(k).cloned()))
+        .collect();
+    let edges = edge_keys
+        .iter()
+        .map(|k| (k.clone(), new.edges.get(k).cloned()))
+        .collect();
+    Ok(Prepared {
+        nodes,
+        edges,
+        report,
+    })
 }
 
 /// Applies a prepared patch. Nodes first, then edges, then removals, so no
@@ -504,13 +549,29 @@ mod tests {
     }
 
     #[test]
+    fn graph_documents_match_the_published_schema() {
+        let schema: Value = serde_json::from_str(GRAPH_SCHEMA).unwrap_or_default();
+        let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("graph schema: {e}"));
+        let g = crate::synth::graph(300, 11, now());
+        let doc = serde_json::to_value(g.to_doc()).unwrap_or_default();
+        let errors: Vec<String> = validator.iter_errors(&doc).take(3).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut bad = doc.clone();
+        bad["nodes"]["x-bad"] = json!({"id": "x-bad", "label": "x", "domain": "astrology", "weight": 0.5, "last_activated": "2026-11-02T09:00:00Z"});
+        assert!(!validator.is_valid(&bad));
+    }
+
+    #[test]
     fn move_and_copy_are_refused() {
         let raw: Vec<PatchOperation> = serde_json::from_value(json!([
             {"op": "copy", "from": "/nodes/bento", "path": "/nodes/bento2"}
         ]))
         .unwrap_or_default();
         let mut g = base();
-        assert!(matches!(apply(&mut g, &raw, &PatchRules::default()), Err(PatchError::ForbiddenOp { .. })));
+        assert!(matches!(
+            apply(&mut g, &raw, &PatchRules::default()),
+            Err(PatchError::ForbiddenOp { .. })
+        ));
     }
 
     #[test]

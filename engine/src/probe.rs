@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 
 use crate::config::ProbeConfig;
 use crate::extract::{self, Mention};
-use crate::graph::{Domain, Edge, EdgeKind, Graph, Node, NodeId, NodeKind, edge_key, normalize_name};
+use crate::graph::{
+    Domain, Edge, EdgeKind, Graph, Node, NodeId, NodeKind, edge_key, normalize_name,
+};
 use crate::patch::ProbePatch;
 use crate::transcript::Turn;
 
@@ -131,10 +133,10 @@ impl Probe for HeuristicProbe {
 }
 
 fn strip_root(path: &str, root: Option<&str>) -> String {
-    if let Some(r) = root {
-        if let Some(rest) = path.strip_prefix(r.trim_end_matches('/')) {
-            return rest.trim_start_matches('/').to_owned();
-        }
+    if let Some(r) = root
+        && let Some(rest) = path.strip_prefix(r.trim_end_matches('/'))
+    {
+        return rest.trim_start_matches('/').to_owned();
     }
     path.to_owned()
 }
@@ -183,7 +185,10 @@ impl<'a> Plan<'a> {
     /// The project the session runs in (the root directory's name).
     fn project_root(&mut self) {
         let Some(root) = self.input.root else { return };
-        let Some(base) = std::path::Path::new(root).file_name().and_then(|b| b.to_str()) else {
+        let Some(base) = std::path::Path::new(root)
+            .file_name()
+            .and_then(|b| b.to_str())
+        else {
             return;
         };
         let label = cap_words(base);
@@ -195,7 +200,9 @@ impl<'a> Plan<'a> {
             strong: true,
         };
         let id = self.resolve(&m.label, m.kind);
-        let exists = id.as_ref().is_some_and(|i| self.input.graph.contains(i) || self.nodes.contains_key(i));
+        let exists = id
+            .as_ref()
+            .is_some_and(|i| self.input.graph.contains(i) || self.nodes.contains_key(i));
         if exists {
             self.project = id;
         } else {
@@ -212,7 +219,12 @@ impl<'a> Plan<'a> {
         // A bare file name resolves to the one known path that ends with it.
         if kind == NodeKind::File && !label.contains('/') {
             let suffix = format!("/{norm}");
-            let mut hits: Vec<&NodeId> = self.names.iter().filter(|(k, _)| k.ends_with(&suffix)).map(|(_, id)| id).collect();
+            let mut hits: Vec<&NodeId> = self
+                .names
+                .iter()
+                .filter(|(k, _)| k.ends_with(&suffix))
+                .map(|(_, id)| id)
+                .collect();
             hits.sort();
             hits.dedup();
             if hits.len() == 1 {
@@ -254,12 +266,28 @@ impl<'a> Plan<'a> {
     }
 
     /// Adds or strengthens a node; returns its id.
-    fn upsert(&mut self, m: &Mention, detail: Option<&str>, weight: f64, from_user: bool) -> Option<NodeId> {
+    fn upsert(
+        &mut self,
+        m: &Mention,
+        detail: Option<&str>,
+        weight: f64,
+        from_user: bool,
+    ) -> Option<NodeId> {
         let id = self.resolve(&m.label, m.kind)?;
         let now = self.input.now;
         // The user naming something counts more than the assistant doing so.
-        let boost = if from_user { self.cfg.mention_boost } else { self.cfg.mention_boost * 0.3 };
-        let detail = detail.map(|d| if from_user { d.to_owned() } else { first_clause(d) });
+        let boost = if from_user {
+            self.cfg.mention_boost
+        } else {
+            self.cfg.mention_boost * 0.3
+        };
+        let detail = detail.map(|d| {
+            if from_user {
+                d.to_owned()
+            } else {
+                first_clause(d)
+            }
+        });
         let detail = detail.as_deref();
         if let Some(planned) = self.nodes.get_mut(&id) {
             planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
@@ -275,13 +303,21 @@ impl<'a> Plan<'a> {
             if n.detail.is_none() {
                 n.detail = detail.map(clean_detail);
             }
-            if let Some(role) = &m.role {
-                if n.detail.as_deref().is_none_or(|d| !d.contains(role.as_str())) {
-                    n.detail = Some(clean_detail(&format!("{role}. {}", n.detail.as_deref().unwrap_or(""))));
-                }
+            if let Some(role) = &m.role
+                && n.detail
+                    .as_deref()
+                    .is_none_or(|d| !d.contains(role.as_str()))
+            {
+                n.detail = Some(clean_detail(&format!(
+                    "{role}. {}",
+                    n.detail.as_deref().unwrap_or("")
+                )));
             }
             if normalize_name(&n.label) != normalize_name(&m.label)
-                && !n.aliases.iter().any(|a| normalize_name(a) == normalize_name(&m.label))
+                && !n
+                    .aliases
+                    .iter()
+                    .any(|a| normalize_name(a) == normalize_name(&m.label))
                 && n.aliases.len() < 8
                 && m.kind != NodeKind::Decision
             {
@@ -315,12 +351,11 @@ impl<'a> Plan<'a> {
             (Some(role), None) => Some(clean_detail(role)),
             (None, d) => d.map(clean_detail),
         };
-        if m.kind == NodeKind::Person {
-            if let Some(first) = m.label.split_whitespace().next() {
-                if first != m.label {
-                    n.aliases.push(first.to_owned());
-                }
-            }
+        if m.kind == NodeKind::Person
+            && let Some(first) = m.label.split_whitespace().next()
+            && first != m.label
+        {
+            n.aliases.push(first.to_owned());
         }
         for name in n.names().collect::<Vec<_>>() {
             self.names.entry(name).or_insert_with(|| id.clone());
@@ -364,14 +399,18 @@ impl<'a> Plan<'a> {
         for m in &ms {
             let accept = from_user
                 || m.strong
-                || self.resolve(&m.label, m.kind).is_some_and(|id| self.input.graph.contains(&id));
+                || self
+                    .resolve(&m.label, m.kind)
+                    .is_some_and(|id| self.input.graph.contains(&id));
             if !accept {
                 continue;
             }
             // The assistant does not introduce people or projects.
             if !from_user
                 && matches!(m.kind, NodeKind::Person | NodeKind::Project)
-                && !self.resolve(&m.label, m.kind).is_some_and(|id| self.input.graph.contains(&id) || self.nodes.contains_key(&id))
+                && !self.resolve(&m.label, m.kind).is_some_and(|id| {
+                    self.input.graph.contains(&id) || self.nodes.contains_key(&id)
+                })
             {
                 continue;
             }
@@ -386,7 +425,13 @@ impl<'a> Plan<'a> {
         // Files belong to the project.
         if let Some(p) = self.project.clone() {
             for (id, kind) in &ids {
-                if *kind == NodeKind::File && self.input.graph.edge(&edge_key(id, EdgeKind::PartOf, &p)).is_none() {
+                if *kind == NodeKind::File
+                    && self
+                        .input
+                        .graph
+                        .edge(&edge_key(id, EdgeKind::PartOf, &p))
+                        .is_none()
+                {
                     self.edge(id, EdgeKind::PartOf, &p, 0.4);
                 }
             }
@@ -404,7 +449,9 @@ impl<'a> Plan<'a> {
                     role: None,
                     strong: true,
                 };
-                if let Some(cid) = self.upsert(&m, Some(&c.sentence), self.cfg.correction_weight, true) {
+                if let Some(cid) =
+                    self.upsert(&m, Some(&c.sentence), self.cfg.correction_weight, true)
+                {
                     for (id, kind) in &ids {
                         match kind {
                             NodeKind::Correction | NodeKind::Decision | NodeKind::Preference => {}
@@ -432,10 +479,22 @@ impl<'a> Plan<'a> {
 
     fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {
         let lower = s.to_lowercase();
-        let people: Vec<&NodeId> = ids.iter().filter(|(_, k)| *k == NodeKind::Person).map(|(i, _)| i).collect();
+        let people: Vec<&NodeId> = ids
+            .iter()
+            .filter(|(_, k)| *k == NodeKind::Person)
+            .map(|(i, _)| i)
+            .collect();
         let things: Vec<&NodeId> = ids
             .iter()
-            .filter(|(_, k)| !matches!(k, NodeKind::Person | NodeKind::Correction | NodeKind::Preference | NodeKind::Decision))
+            .filter(|(_, k)| {
+                !matches!(
+                    k,
+                    NodeKind::Person
+                        | NodeKind::Correction
+                        | NodeKind::Preference
+                        | NodeKind::Decision
+                )
+            })
             .map(|(i, _)| i)
             .collect();
         let owns = extract::OWNERSHIP_CUES.iter().any(|c| has_word(&lower, c));
@@ -453,11 +512,20 @@ impl<'a> Plan<'a> {
         // Co-mention: link neighbours in order of appearance, at most three pairs.
         let all: Vec<&NodeId> = ids
             .iter()
-            .filter(|(_, k)| !matches!(k, NodeKind::Correction | NodeKind::Preference | NodeKind::Decision))
+            .filter(|(_, k)| {
+                !matches!(
+                    k,
+                    NodeKind::Correction | NodeKind::Preference | NodeKind::Decision
+                )
+            })
             .map(|(i, _)| i)
             .collect();
         for w in all.windows(2).take(3) {
-            let (a, b) = if w[0] < w[1] { (w[0], w[1]) } else { (w[1], w[0]) };
+            let (a, b) = if w[0] < w[1] {
+                (w[0], w[1])
+            } else {
+                (w[1], w[0])
+            };
             let key_exists = self.edges.contains_key(&edge_key(a, EdgeKind::Owns, b))
                 || self.edges.contains_key(&edge_key(b, EdgeKind::Owns, a));
             if !key_exists {
@@ -484,7 +552,13 @@ impl<'a> Plan<'a> {
         let domain = chosen_id
             .as_ref()
             .and_then(|id| self.node_ref(id))
-            .map(|n| if n.domain == Domain::Technical { Domain::Technical } else { Domain::Project })
+            .map(|n| {
+                if n.domain == Domain::Technical {
+                    Domain::Technical
+                } else {
+                    Domain::Project
+                }
+            })
             .unwrap_or(Domain::Project);
         let m = Mention {
             label: d.label.clone(),
@@ -516,7 +590,9 @@ impl<'a> Plan<'a> {
                 continue;
             }
             let old_choice = self.choice_of(&n);
-            let by_replaced = replaced_id.as_ref().is_some_and(|r| old_choice.as_ref() == Some(r));
+            let by_replaced = replaced_id
+                .as_ref()
+                .is_some_and(|r| old_choice.as_ref() == Some(r));
             let by_topic = !d.topic.is_empty()
                 && old_choice.is_some()
                 && chosen_id.is_some()
@@ -543,7 +619,12 @@ impl<'a> Plan<'a> {
     /// Decision nodes not yet superseded (graph and plan).
     fn current_decisions(&self) -> Vec<NodeId> {
         let mut v: BTreeSet<NodeId> = BTreeSet::new();
-        for n in self.input.graph.nodes_unordered().chain(self.nodes.values()) {
+        for n in self
+            .input
+            .graph
+            .nodes_unordered()
+            .chain(self.nodes.values())
+        {
             if n.kind == NodeKind::Decision {
                 v.insert(n.id.clone());
             }
@@ -551,7 +632,10 @@ impl<'a> Plan<'a> {
         v.into_iter()
             .filter(|id| {
                 self.input.graph.superseded_by(id).is_none()
-                    && !self.edges.values().any(|e| e.kind == EdgeKind::Supersedes && &e.target == id)
+                    && !self
+                        .edges
+                        .values()
+                        .any(|e| e.kind == EdgeKind::Supersedes && &e.target == id)
             })
             .collect()
     }
@@ -577,7 +661,10 @@ impl<'a> Plan<'a> {
             return Vec::new();
         };
         let mut words = extract::content_words(&n.label);
-        if let Some(c) = self.choice_of(decision).and_then(|c| self.node_ref(&c).map(|n| n.label.clone())) {
+        if let Some(c) = self
+            .choice_of(decision)
+            .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()))
+        {
             let cw = extract::content_words(&c);
             words.retain(|w| !cw.contains(w));
         }
@@ -590,20 +677,24 @@ impl<'a> Plan<'a> {
         for (id, n) in &self.nodes {
             let path = format!("/nodes/{id}");
             if self.existing.contains(id) {
-                let Some(old) = self.input.graph.node(id) else { continue };
+                let Some(old) = self.input.graph.node(id) else {
+                    continue;
+                };
                 if (old.weight - n.weight).abs() > 1e-12 {
                     ops.push(json!({"op": "replace", "path": format!("{path}/weight"), "value": round4(n.weight)}));
                 }
                 if old.last_activated != n.last_activated {
                     ops.push(json!({"op": "replace", "path": format!("{path}/last_activated"), "value": ts(n.last_activated)}));
                 }
-                if old.detail != n.detail {
-                    if let Some(d) = &n.detail {
-                        ops.push(json!({"op": "add", "path": format!("{path}/detail"), "value": d}));
-                    }
+                if old.detail != n.detail
+                    && let Some(d) = &n.detail
+                {
+                    ops.push(json!({"op": "add", "path": format!("{path}/detail"), "value": d}));
                 }
                 if old.aliases != n.aliases {
-                    ops.push(json!({"op": "add", "path": format!("{path}/aliases"), "value": n.aliases}));
+                    ops.push(
+                        json!({"op": "add", "path": format!("{path}/aliases"), "value": n.aliases}),
+                    );
                 }
             } else {
                 let mut n = n.clone();
@@ -616,7 +707,12 @@ impl<'a> Plan<'a> {
             }
         }
         for (key, e) in &self.edges {
-            if self.input.graph.edge(key).is_some_and(|old| (old.weight - e.weight).abs() < 1e-12) {
+            if self
+                .input
+                .graph
+                .edge(key)
+                .is_some_and(|old| (old.weight - e.weight).abs() < 1e-12)
+            {
                 continue;
             }
             let mut e = e.clone();
@@ -636,7 +732,7 @@ impl<'a> Plan<'a> {
 fn first_clause(s: &str) -> String {
     let cut = s
         .char_indices()
-        .find(|(i, c)| *i > 30 && matches!(c, ':' | ';' | '—' | '(' ))
+        .find(|(i, c)| *i > 30 && matches!(c, ':' | ';' | '—' | '('))
         .map(|(i, _)| i)
         .unwrap_or(s.len());
     let clause: String = s[..cut].chars().take(110).collect();
@@ -648,7 +744,8 @@ fn round4(x: f64) -> f64 {
 }
 
 fn has_word(hay: &str, word: &str) -> bool {
-    hay.split(|c: char| !c.is_alphanumeric()).any(|w| w == word) || (word.contains(' ') && hay.contains(word))
+    hay.split(|c: char| !c.is_alphanumeric()).any(|w| w == word)
+        || (word.contains(' ') && hay.contains(word))
 }
 
 fn cap_words(s: &str) -> String {
@@ -708,7 +805,9 @@ mod tests {
             now: now(h),
             root: Some("/home/sam/ledgerline"),
         };
-        let out = HeuristicProbe::default().probe(&input).unwrap_or_else(|e| panic!("{e}"));
+        let out = HeuristicProbe::default()
+            .probe(&input)
+            .unwrap_or_else(|e| panic!("{e}"));
         let patch = out.patch.ops.clone();
         apply(g, &patch, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}: {patch:?}"));
         out
@@ -718,8 +817,14 @@ mod tests {
     fn changed_decision_supersedes_the_old_one() {
         let mut g = Graph::new();
         run(&mut g, "Let's go with Resend for transactional email.", 0);
-        run(&mut g, "Pricing is bad. Let's switch to Bento instead of Resend.", 1);
-        let old = g.find_by_name("Use Resend for transactional email").map(|n| n.id.clone());
+        run(
+            &mut g,
+            "Pricing is bad. Let's switch to Bento instead of Resend.",
+            1,
+        );
+        let old = g
+            .find_by_name("Use Resend for transactional email")
+            .map(|n| n.id.clone());
         let old = old.unwrap_or_else(|| panic!("old decision missing: {:?}", g.nodes()));
         let newer = g.superseded_by(&old).map(|n| n.label.clone());
         assert_eq!(newer.as_deref(), Some("Use Bento instead of Resend"));
@@ -728,28 +833,61 @@ mod tests {
     #[test]
     fn people_get_first_name_aliases_and_roles() {
         let mut g = Graph::new();
-        run(&mut g, "Priya Raman (backend lead) wants migrations to be reversible.", 0);
+        run(
+            &mut g,
+            "Priya Raman (backend lead) wants migrations to be reversible.",
+            0,
+        );
         run(&mut g, "Priya approved the PR.", 1);
-        let p = g.find_by_name("Priya").cloned().unwrap_or_else(|| panic!("no priya: {:?}", g.nodes()));
+        let p = g
+            .find_by_name("Priya")
+            .cloned()
+            .unwrap_or_else(|| panic!("no priya: {:?}", g.nodes()));
         assert_eq!(p.kind, NodeKind::Person);
         assert!(p.detail.unwrap_or_default().contains("backend lead"));
-        assert_eq!(g.nodes().iter().filter(|n| n.kind == NodeKind::Person).count(), 1);
+        assert_eq!(
+            g.nodes()
+                .iter()
+                .filter(|n| n.kind == NodeKind::Person)
+                .count(),
+            1
+        );
     }
 
     #[test]
     fn corrections_and_preferences_become_nodes() {
         let mut g = Graph::new();
-        run(&mut g, "Actually, the retry limit is 5, not 3. I prefer small commits with conventional messages.", 0);
-        assert!(g.nodes().iter().any(|n| n.kind == NodeKind::Correction), "{:?}", g.nodes());
-        assert!(g.nodes().iter().any(|n| n.kind == NodeKind::Preference && n.domain == Domain::Personal));
+        run(
+            &mut g,
+            "Actually, the retry limit is 5, not 3. I prefer small commits with conventional messages.",
+            0,
+        );
+        assert!(
+            g.nodes().iter().any(|n| n.kind == NodeKind::Correction),
+            "{:?}",
+            g.nodes()
+        );
+        assert!(
+            g.nodes()
+                .iter()
+                .any(|n| n.kind == NodeKind::Preference && n.domain == Domain::Personal)
+        );
     }
 
     #[test]
     fn probe_is_deterministic() {
         let mut a = Graph::new();
         let mut b = Graph::new();
-        let x = run(&mut a, "Marco Bellini owns the invoice email templates in templates/invoice.mjml", 0);
-        let y = run(&mut b, "Marco Bellini owns the invoice email templates in templates/invoice.mjml", 0);
+        let x = run(
+            &mut a,
+            "Marco Bellini owns the invoice email templates in templates/invoice.mjml",
+            0,
+        );
+        let y = run(
+            &mut b,
+            "Marco Bellini owns the invoice email templates in templates/invoice.mjml",
+            0,
+        );
         assert_eq!(x, y);
         assert_eq!(a.to_doc(), b.to_doc());
     }

@@ -126,7 +126,10 @@ pub fn redact(text: &str) -> Redacted<'_> {
             current = Cow::Owned(out);
         }
     }
-    Redacted { text: current, count }
+    Redacted {
+        text: current,
+        count,
+    }
 }
 
 /// A long token mixing upper case, lower case and digits (hex hashes and
@@ -203,7 +206,8 @@ mod tests {
 
     #[test]
     fn redaction_is_idempotent() {
-        let once = redact_owned("key=re_8sJk2LmQ9xVbN4pT7wZc1 and sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu");
+        let once =
+            redact_owned("key=re_8sJk2LmQ9xVbN4pT7wZc1 and sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu");
         let twice = redact(&once);
         assert_eq!(twice.count, 0);
         assert_eq!(twice.text, once);

@@ -21,7 +21,9 @@ const NEAR_MAX: usize = 36;
 
 /// Counts tokens the way the budget is enforced (cl100k_base).
 pub fn count_tokens(text: &str) -> usize {
-    tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()
+    tiktoken_rs::cl100k_base_singleton()
+        .encode_ordinary(text)
+        .len()
 }
 
 /// A finished render.
@@ -126,7 +128,12 @@ fn clusters_in(g: &Graph, eligible: &HashSet<&NodeId>, limit: usize) -> Vec<Clus
         }
         let mut members: Vec<&Node> = g
             .neighbors(&hub.id)
-            .filter(|m| m.domain == hub.domain && m.id != hub.id && eligible.contains(&m.id) && !assigned.contains(&m.id))
+            .filter(|m| {
+                m.domain == hub.domain
+                    && m.id != hub.id
+                    && eligible.contains(&m.id)
+                    && !assigned.contains(&m.id)
+            })
             .collect();
         if members.is_empty() {
             loose.entry(hub.domain).or_default().push(hub.id.clone());
@@ -153,13 +160,21 @@ fn clusters_in(g: &Graph, eligible: &HashSet<&NodeId>, limit: usize) -> Vec<Clus
         });
     }
     let weight = |id: &NodeId| g.node(id).map(|n| n.weight).unwrap_or(0.0);
-    let mut keyed: Vec<(f64, Cluster)> = out.into_iter().map(|c| (c.members.iter().map(|m| weight(m)).sum(), c)).collect();
-    keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.handle.cmp(&b.1.handle)));
+    let mut keyed: Vec<(f64, Cluster)> = out
+        .into_iter()
+        .map(|c| (c.members.iter().map(&weight).sum(), c))
+        .collect();
+    keyed.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.handle.cmp(&b.1.handle))
+    });
     keyed.into_iter().map(|(_, c)| c).collect()
 }
 
 fn neighbours_in_domain<'g>(g: &'g Graph, n: &Node) -> Vec<&'g Node> {
-    g.neighbors(&n.id).filter(|m| m.domain == n.domain && m.id != n.id).collect()
+    g.neighbors(&n.id)
+        .filter(|m| m.domain == n.domain && m.id != n.id)
+        .collect()
 }
 
 /// Resolves an expansion handle to its members, strongest first:
@@ -187,7 +202,13 @@ pub fn expand_handle(g: &Graph, handle: &str) -> Option<Vec<NodeId>> {
     if domain.is_some() {
         v.extend(neighbours_in_domain(g, hub));
     } else {
-        v.extend(g.edges_of(&hub.id).into_iter().filter_map(|e| g.node(if e.source == hub.id { &e.target } else { &e.source })));
+        v.extend(g.edges_of(&hub.id).into_iter().filter_map(|e| {
+            g.node(if e.source == hub.id {
+                &e.target
+            } else {
+                &e.source
+            })
+        }));
     }
     let mut ids = by_weight(v[1..].to_vec());
     ids.insert(0, hub.id.clone());
@@ -213,13 +234,22 @@ pub fn describe(g: &Graph, n: &Node, now: DateTime<Utc>, edges_max: usize) -> St
         if e.kind == EdgeKind::Supersedes {
             continue;
         }
-        let (other_id, arrow) = if e.source == n.id { (&e.target, "→") } else { (&e.source, "←") };
-        let Some(other) = g.node(other_id) else { continue };
+        let (other_id, arrow) = if e.source == n.id {
+            (&e.target, "→")
+        } else {
+            (&e.source, "←")
+        };
+        let Some(other) = g.node(other_id) else {
+            continue;
+        };
         if e.kind == EdgeKind::PartOf && other.kind == NodeKind::Project && arrow == "→" {
             continue;
         }
         let score = e.weight * other.weight;
-        edges.push((score, format!("{arrow} {} {}", e.kind.as_str(), short(&other.label, 40))));
+        edges.push((
+            score,
+            format!("{arrow} {} {}", e.kind.as_str(), short(&other.label, 40)),
+        ));
     }
     edges.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     if let Some(old) = g.superseded_by(&n.id) {
@@ -252,7 +282,11 @@ fn pieces(texts: Vec<String>) -> Vec<Piece> {
         return Vec::new();
     }
     let total_tokens = count_tokens(&texts.concat());
-    let total_chars: usize = texts.iter().map(|t| t.chars().count()).sum::<usize>().max(1);
+    let total_chars: usize = texts
+        .iter()
+        .map(|t| t.chars().count())
+        .sum::<usize>()
+        .max(1);
     texts
         .into_iter()
         .map(|text| {
@@ -366,7 +400,10 @@ const SLACK: usize = 24;
 /// minimum, near labels are promoted to full detail. The assembled text is
 /// counted exactly and trimmed from the last choice if it overshoots.
 pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &RenderConfig) -> Render {
-    let visible: Vec<&Node> = g.nodes_unordered().filter(|n| n.weight >= cfg.min_weight).collect();
+    let visible: Vec<&Node> = g
+        .nodes_unordered()
+        .filter(|n| n.weight >= cfg.min_weight)
+        .collect();
     if visible.is_empty() {
         return Render::default();
     }
@@ -380,8 +417,15 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         .collect();
     focus.sort();
     focus.dedup();
-    let mut ranked: Vec<(f64, DateTime<Utc>, NodeId)> = focus.into_iter().map(|id| (focus_rank(g, &id), recency(&id), id)).collect();
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)).then_with(|| a.2.cmp(&b.2)));
+    let mut ranked: Vec<(f64, DateTime<Utc>, NodeId)> = focus
+        .into_iter()
+        .map(|id| (focus_rank(g, &id), recency(&id), id))
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| b.1.cmp(&a.1))
+            .then_with(|| a.2.cmp(&b.2))
+    });
     let mut focus: Vec<NodeId> = ranked.into_iter().map(|(_, _, id)| id).collect();
     if focus.is_empty() {
         let mut all: Vec<&Node> = visible.clone();
@@ -413,7 +457,10 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
     let mut standing: Vec<&Node> = visible
         .iter()
         .copied()
-        .filter(|n| matches!(n.kind, NodeKind::Correction | NodeKind::Preference) && g.superseded_by(&n.id).is_none())
+        .filter(|n| {
+            matches!(n.kind, NodeKind::Correction | NodeKind::Preference)
+                && g.superseded_by(&n.id).is_none()
+        })
         .collect();
     standing.sort_by(|a, b| {
         b.weight
@@ -422,7 +469,11 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
             .then_with(|| a.id.cmp(&b.id))
     });
     standing.truncate(8);
-    let special: BTreeSet<&NodeId> = decisions.iter().chain(standing.iter()).map(|n| &n.id).collect();
+    let special: BTreeSet<&NodeId> = decisions
+        .iter()
+        .chain(standing.iter())
+        .map(|n| &n.id)
+        .collect();
 
     let full_ids: Vec<NodeId> = focus
         .iter()
@@ -437,7 +488,12 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         .iter()
         .copied()
         .filter(|n| !in_full.contains(&n.id) && !special.contains(&n.id))
-        .filter(|n| distances.get(&n.id).is_some_and(|d| *d <= cfg.near_distance) || n.weight >= 0.6)
+        .filter(|n| {
+            distances
+                .get(&n.id)
+                .is_some_and(|d| *d <= cfg.near_distance)
+                || n.weight >= 0.6
+        })
         .collect();
     let mut scored: Vec<(f64, &Node)> = near.into_iter().map(|n| (score(n), n)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
@@ -457,11 +513,25 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
     let mut full: Vec<(NodeId, Piece)> = full_nodes
         .iter()
         .map(|n| n.id.clone())
-        .zip(pieces(full_nodes.iter().map(|n| format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node))).collect()))
+        .zip(pieces(
+            full_nodes
+                .iter()
+                .map(|n| format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node)))
+                .collect(),
+        ))
         .collect();
-    let decision_pieces: Vec<Piece> = pieces(decisions.iter().map(|n| format!("- {}\n", label_with_history(g, n))).collect());
-    let standing_pieces: Vec<Piece> =
-        pieces(standing.iter().map(|n| format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str())).collect());
+    let decision_pieces: Vec<Piece> = pieces(
+        decisions
+            .iter()
+            .map(|n| format!("- {}\n", label_with_history(g, n)))
+            .collect(),
+    );
+    let standing_pieces: Vec<Piece> = pieces(
+        standing
+            .iter()
+            .map(|n| format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str()))
+            .collect(),
+    );
     let labels: Vec<LabelPiece> = near
         .iter()
         .zip(pieces(near.iter().map(|n| near_label(g, n)).collect()))
@@ -484,8 +554,8 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
             false
         }
     };
-    for i in 0..full.len().min(3) {
-        take(&mut chosen, &mut used, Chosen::Full(i), full[i].1.tokens);
+    for (i, (_, p)) in full.iter().enumerate().take(3) {
+        take(&mut chosen, &mut used, Chosen::Full(i), p.tokens);
     }
     for (i, p) in decision_pieces.iter().enumerate() {
         take(&mut chosen, &mut used, Chosen::Decision(i), p.tokens);
@@ -493,8 +563,8 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
     for (i, p) in standing_pieces.iter().enumerate() {
         take(&mut chosen, &mut used, Chosen::Standing(i), p.tokens);
     }
-    for i in 3..full.len() {
-        take(&mut chosen, &mut used, Chosen::Full(i), full[i].1.tokens);
+    for (i, (_, p)) in full.iter().enumerate().skip(3) {
+        take(&mut chosen, &mut used, Chosen::Full(i), p.tokens);
     }
     // Keep room for a few far lines before the near labels take it.
     let far_reserve = 4 * 28;
@@ -512,16 +582,36 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         .iter()
         .copied()
         .chain(special.iter().copied())
-        .chain(labels.iter().zip(&label_taken).filter(|(_, t)| **t).map(|(l, _)| &l.id))
+        .chain(
+            labels
+                .iter()
+                .zip(&label_taken)
+                .filter(|(_, t)| **t)
+                .map(|(l, _)| &l.id),
+        )
         .collect();
-    let eligible: HashSet<&NodeId> = visible.iter().map(|n| &n.id).filter(|id| !shown.contains(id)).collect();
+    let eligible: HashSet<&NodeId> = visible
+        .iter()
+        .map(|n| &n.id)
+        .filter(|id| !shown.contains(id))
+        .collect();
     let far_lines: Vec<(String, String)> = clusters_in(g, &eligible, 12)
         .into_iter()
         .take(12)
         .map(|c| {
-            let names: Vec<String> = c.members.iter().take(3).filter_map(|m| g.node(m)).map(|n| short(&n.label, 32)).collect();
+            let names: Vec<String> = c
+                .members
+                .iter()
+                .take(3)
+                .filter_map(|m| g.node(m))
+                .map(|n| short(&n.label, 32))
+                .collect();
             let more = c.members.len().saturating_sub(3);
-            let more = if more > 0 { format!(" +{more} more") } else { String::new() };
+            let more = if more > 0 {
+                format!(" +{more} more")
+            } else {
+                String::new()
+            };
             let text = format!("- [{}] {}{}\n", c.handle, names.join(", "), more);
             (c.handle, text)
         })
@@ -548,7 +638,10 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
                 continue;
             }
             used += extra;
-            if let Some(pos) = chosen.iter().position(|c| matches!(c, Chosen::Label(j) if *j == i)) {
+            if let Some(pos) = chosen
+                .iter()
+                .position(|c| matches!(c, Chosen::Label(j) if *j == i))
+            {
                 chosen.remove(pos);
             }
             full.push((l.id.clone(), p));
@@ -599,12 +692,12 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
 
 fn near_label(g: &Graph, n: &Node) -> String {
     let mut l = short(&n.label, 70);
-    if n.kind == NodeKind::Person {
-        if let Some(d) = &n.detail {
-            let role: String = d.split('.').next().unwrap_or("").chars().take(30).collect();
-            if !role.is_empty() && role.split_whitespace().count() <= 4 {
-                l = format!("{l} ({role})");
-            }
+    if n.kind == NodeKind::Person
+        && let Some(d) = &n.detail
+    {
+        let role: String = d.split('.').next().unwrap_or("").chars().take(30).collect();
+        if !role.is_empty() && role.split_whitespace().count() <= 4 {
+            l = format!("{l} ({role})");
         }
     }
     if let Some(newer) = g.superseded_by(&n.id) {
@@ -622,7 +715,11 @@ fn focus_rank(g: &Graph, id: &NodeId) -> f64 {
         NodeKind::Project => 0.05,
         _ => 0.0,
     };
-    let superseded = if g.superseded_by(id).is_some() { -0.5 } else { 0.0 };
+    let superseded = if g.superseded_by(id).is_some() {
+        -0.5
+    } else {
+        0.0
+    };
     n.weight + kind_bonus + superseded
 }
 
@@ -641,13 +738,26 @@ mod tests {
         for i in 0..n {
             let label = format!("Component {i} of the billing pipeline");
             let id = NodeId::slug(&label).unwrap_or_else(|| unreachable!());
-            let mut node = Node::new(id, &label, domains[i % 4], 0.1 + (i % 10) as f64 * 0.09, t());
-            node.detail = Some(format!("Detail sentence number {i} describing why it matters for invoices."));
+            let mut node = Node::new(
+                id,
+                &label,
+                domains[i % 4],
+                0.1 + (i % 10) as f64 * 0.09,
+                t(),
+            );
+            node.detail = Some(format!(
+                "Detail sentence number {i} describing why it matters for invoices."
+            ));
             g.upsert_node(node);
         }
         let ids: Vec<NodeId> = g.nodes().iter().map(|n| n.id.clone()).collect();
         for i in 1..ids.len() {
-            let _ = g.upsert_edge(Edge { source: ids[i].clone(), target: ids[(i * 7) % i].clone(), kind: EdgeKind::RelatesTo, weight: 0.5 });
+            let _ = g.upsert_edge(Edge {
+                source: ids[i].clone(),
+                target: ids[(i * 7) % i].clone(),
+                kind: EdgeKind::RelatesTo,
+                weight: 0.5,
+            });
         }
         g
     }
@@ -656,7 +766,11 @@ mod tests {
     fn big_graph_fits_the_budget() {
         let g = big_graph(1000);
         let focus: Vec<NodeId> = g.nodes().iter().take(4).map(|n| n.id.clone()).collect();
-        let ctx = RenderContext { session: "s", turn: 3, now: t() };
+        let ctx = RenderContext {
+            session: "s",
+            turn: 3,
+            now: t(),
+        };
         let r = render(&g, &focus, &ctx, &RenderConfig::default());
         assert!(r.tokens <= 800, "{}", r.tokens);
         assert!(r.tokens >= 500, "{}", r.tokens);
@@ -667,7 +781,11 @@ mod tests {
     #[test]
     fn small_graph_is_not_padded() {
         let g = big_graph(3);
-        let ctx = RenderContext { session: "s", turn: 1, now: t() };
+        let ctx = RenderContext {
+            session: "s",
+            turn: 1,
+            now: t(),
+        };
         let r = render(&g, &[], &ctx, &RenderConfig::default());
         assert!(r.tokens < 500);
         assert!(r.text.contains("Component"));
@@ -676,16 +794,29 @@ mod tests {
     #[test]
     fn render_is_deterministic() {
         let g = big_graph(200);
-        let ctx = RenderContext { session: "s", turn: 3, now: t() };
+        let ctx = RenderContext {
+            session: "s",
+            turn: 3,
+            now: t(),
+        };
         let a = render(&g, &[], &ctx, &RenderConfig::default());
-        let b = render(&Graph::from_doc(g.to_doc()).unwrap_or_default(), &[], &ctx, &RenderConfig::default());
+        let b = render(
+            &Graph::from_doc(g.to_doc()).unwrap_or_default(),
+            &[],
+            &ctx,
+            &RenderConfig::default(),
+        );
         assert_eq!(a, b);
     }
 
     #[test]
     fn handles_expand_to_their_members() {
         let g = big_graph(60);
-        let ctx = RenderContext { session: "s", turn: 3, now: t() };
+        let ctx = RenderContext {
+            session: "s",
+            turn: 3,
+            now: t(),
+        };
         let r = render(&g, &[], &ctx, &RenderConfig::default());
         for h in &r.handles {
             let members = expand_handle(&g, h).unwrap_or_default();

@@ -27,8 +27,12 @@ use crate::graph::{EdgeKind, Graph, GraphDoc, NodeId};
 use crate::patch::{self, ApplyReport, PatchError, PatchRules};
 use crate::probe::{Probe, ProbeInput, Usage};
 use crate::render::{self, Render, RenderContext};
+use crate::semantic::Semantic;
 use crate::stats::Stats;
-use crate::store::{Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, write_atomic, write_json};
+use crate::store::{
+    Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, write_atomic,
+    write_json,
+};
 use crate::transcript::Turn;
 
 /// Most turns kept queued for the next probe (oldest dropped).
@@ -112,6 +116,9 @@ pub struct CycleOutcome {
     pub decay: DecayReport,
     /// The new render's size.
     pub render_tokens: usize,
+    /// Proposed new nodes folded into existing near-duplicates: (proposed, existing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<(String, String)>,
 }
 
 /// Why a session operation failed.
@@ -139,6 +146,8 @@ pub struct Session {
     pub state: SessionState,
     /// What loading found (snapshot, replayed entries, torn tail).
     pub load: LoadReport,
+    /// The local embedding model and node vectors, when this process has them.
+    pub semantic: Option<Semantic>,
     journal: Journal,
     applied: VecDeque<String>,
     since_snapshot: u32,
@@ -147,10 +156,20 @@ pub struct Session {
 
 /// Applies a journal entry to a graph: the one deterministic step shared by
 /// the live path and replay. `ops` must already be valid for `graph`.
-pub fn apply_entry(graph: &mut Graph, entry: &Entry, session: &str, rules: &PatchRules) -> Result<(ApplyReport, DecayReport), PatchError> {
+pub fn apply_entry(
+    graph: &mut Graph,
+    entry: &Entry,
+    session: &str,
+    rules: &PatchRules,
+) -> Result<(ApplyReport, DecayReport), PatchError> {
     match entry {
         Entry::Cycle {
-            ops, focus, now, decay: dcfg, turn, ..
+            ops,
+            focus,
+            now,
+            decay: dcfg,
+            turn,
+            ..
         } => {
             let report = if ops.is_empty() {
                 ApplyReport::default()
@@ -201,7 +220,12 @@ impl Session {
     }
 
     /// Like [`Session::open`] with an explicit lock timeout.
-    pub fn open_with_timeout(home: &Home, id: &str, config: Config, timeout: Duration) -> Result<Session, StoreError> {
+    pub fn open_with_timeout(
+        home: &Home,
+        id: &str,
+        config: Config,
+        timeout: Duration,
+    ) -> Result<Session, StoreError> {
         let dir = home.session_dir(id)?;
         std::fs::create_dir_all(&dir).map_err(|error| StoreError::Io {
             action: "create directory",
@@ -224,7 +248,8 @@ impl Session {
         };
         let mut graph = Graph::from_doc(snapshot.doc.clone()).unwrap_or_default();
         load.snapshot_seq = snapshot.seq;
-        let (journal, entries, truncated) = Journal::open::<Entry>(&dir.join("journal.jsonl"), snapshot.seq)?;
+        let (journal, entries, truncated) =
+            Journal::open::<Entry>(&dir.join("journal.jsonl"), snapshot.seq)?;
         if truncated.is_some() {
             load.truncated = truncated;
         }
@@ -256,6 +281,7 @@ impl Session {
             graph,
             state,
             load,
+            semantic: None,
             journal,
             applied,
             since_snapshot,
@@ -276,9 +302,11 @@ impl Session {
     /// Runs the gate on a new turn and queues it for the next probe.
     /// `turn.user` must already be redacted.
     pub fn observe(&mut self, turn: Turn) -> GateDecision {
-        let known = gate::known_set(self.graph.nodes_unordered().flat_map(|n| {
-            std::iter::once(n.label.clone()).chain(n.aliases.iter().cloned())
-        }));
+        let known = gate::known_set(
+            self.graph
+                .nodes_unordered()
+                .flat_map(|n| std::iter::once(n.label.clone()).chain(n.aliases.iter().cloned())),
+        );
         let decision = gate::decide(
             &mut self.state.gate,
             &GateInput {
@@ -324,11 +352,41 @@ impl Session {
     /// Runs `probe` over the queued turns and applies its patch. A rejected
     /// patch changes nothing in the graph (the decay still runs) and is
     /// counted with its reason.
-    pub fn cycle(&mut self, probe: &mut dyn Probe, now: DateTime<Utc>) -> Result<CycleOutcome, SessionError> {
+    pub fn cycle(
+        &mut self,
+        probe: &mut dyn Probe,
+        now: DateTime<Utc>,
+    ) -> Result<CycleOutcome, SessionError> {
         self.state.probe_seq += 1;
-        let probe_id = format!("{}-{}-{}", self.state.session, self.state.turn, self.state.probe_seq);
+        let probe_id = format!(
+            "{}-{}-{}",
+            self.state.session, self.state.turn, self.state.probe_seq
+        );
         let turns: Vec<Turn> = self.state.pending.iter().cloned().collect();
         let turns = trim_input(turns, self.config.probe.max_input_chars);
+        // Nodes close in meaning to what the user said join the focus.
+        let mut semantic_hits: Vec<NodeId> = Vec::new();
+        if self.config.embed.enabled
+            && let Some(sem) = self.semantic.as_mut()
+        {
+            let text: String = turns
+                .iter()
+                .map(|t| t.user.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            if !text.trim().is_empty() {
+                semantic_hits = crate::semantic::semantic_focus(
+                    &self.graph,
+                    sem,
+                    &text,
+                    self.config.embed.proactive_threshold,
+                    3,
+                )
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            }
+        }
         let input = ProbeInput {
             session: &self.state.session,
             probe_id: probe_id.clone(),
@@ -346,7 +404,16 @@ impl Session {
                 return Err(SessionError::Probe(e.to_string()));
             }
         };
-        let outcome = self.apply_probe(&probe_id, &out.source, out.patch.ops, &out.mentioned, out.usage, now)?;
+        let mut mentioned = out.mentioned;
+        mentioned.extend(semantic_hits);
+        let outcome = self.apply_probe(
+            &probe_id,
+            &out.source,
+            out.patch.ops,
+            &mentioned,
+            out.usage,
+            now,
+        )?;
         Ok(outcome)
     }
 
@@ -372,17 +439,40 @@ impl Session {
         }
         self.state.stats.probe(source, usage);
         let rules = rules(&self.config);
+        // A new node that means the same as an existing one becomes that node.
+        let ops = match (self.config.embed.enabled, self.semantic.as_mut()) {
+            (true, Some(sem)) => {
+                let (ops, merges) = crate::semantic::merge_near_duplicates(
+                    ops,
+                    &self.graph,
+                    sem,
+                    self.config.embed.duplicate_threshold,
+                );
+                outcome.merged = merges
+                    .iter()
+                    .map(|m| (m.proposed.to_string(), m.into.to_string()))
+                    .collect();
+                ops
+            }
+            _ => ops,
+        };
         let (ops, prepared) = match patch::prepare(&self.graph, &ops, &rules) {
             Ok(p) => (ops, Some(p)),
             Err(e) => {
-                tracing::warn!("session {}: probe {probe_id} rejected: {e}", self.state.session);
+                tracing::warn!(
+                    "session {}: probe {probe_id} rejected: {e}",
+                    self.state.session
+                );
                 self.state.stats.rejected += 1;
                 self.state.stats.last_rejection = Some(e.to_string());
                 outcome.rejected = Some(e.to_string());
                 (Vec::new(), None)
             }
         };
-        let report = prepared.as_ref().map(|p| p.report().clone()).unwrap_or_default();
+        let report = prepared
+            .as_ref()
+            .map(|p| p.report().clone())
+            .unwrap_or_default();
         // The focus: what the patch touches (as it will stand) plus what the turns mentioned.
         let mut focus: BTreeSet<NodeId> = BTreeSet::new();
         focus.extend(report.added_nodes.iter().cloned());
@@ -399,7 +489,10 @@ impl Session {
         focus.extend(mentioned.iter().cloned());
         let focus: Vec<NodeId> = focus
             .into_iter()
-            .filter(|id| !report.removed_nodes.contains(id) && (self.graph.contains(id) || report.added_nodes.contains(id)))
+            .filter(|id| {
+                !report.removed_nodes.contains(id)
+                    && (self.graph.contains(id) || report.added_nodes.contains(id))
+            })
             .collect();
         let entry = Entry::Cycle {
             probe_id: probe_id.to_owned(),
@@ -419,7 +512,15 @@ impl Session {
             patch::commit(&mut self.graph, p);
         }
         if let Entry::Cycle { decay: dcfg, .. } = &entry {
-            finish_cycle(&mut self.graph, &report, &focus, now, self.state.turn, &self.state.session, dcfg);
+            finish_cycle(
+                &mut self.graph,
+                &report,
+                &focus,
+                now,
+                self.state.turn,
+                &self.state.session,
+                dcfg,
+            );
             outcome.decay = decay::step(&mut self.graph, &focus, now, dcfg);
         }
         outcome.ops = entry_ops(&entry);
@@ -436,8 +537,17 @@ impl Session {
     }
 
     /// Raises nodes the model asked about (expansion / query), journaled.
-    pub fn touch(&mut self, ids: &[NodeId], boost: f64, now: DateTime<Utc>) -> Result<(), SessionError> {
-        let ids: Vec<NodeId> = ids.iter().filter(|id| self.graph.contains(id)).cloned().collect();
+    pub fn touch(
+        &mut self,
+        ids: &[NodeId],
+        boost: f64,
+        now: DateTime<Utc>,
+    ) -> Result<(), SessionError> {
+        let ids: Vec<NodeId> = ids
+            .iter()
+            .filter(|id| self.graph.contains(id))
+            .cloned()
+            .collect();
         if ids.is_empty() {
             return Ok(());
         }
@@ -457,7 +567,8 @@ impl Session {
         let entry = Entry::Reset { doc };
         let rules = rules(&self.config);
         let mut g = self.graph.clone();
-        apply_entry(&mut g, &entry, &self.state.session.clone(), &rules).map_err(|e| SessionError::Probe(e.to_string()))?;
+        apply_entry(&mut g, &entry, &self.state.session.clone(), &rules)
+            .map_err(|e| SessionError::Probe(e.to_string()))?;
         self.journal.append(&entry)?;
         self.graph = g;
         self.since_snapshot += 1;
@@ -493,7 +604,11 @@ impl Session {
             handles: r.handles.clone(),
         };
         write_json(&self.path("render.json"), &stored)?;
-        let mut terms: Vec<String> = self.graph.nodes_unordered().flat_map(|n| n.names().collect::<Vec<_>>()).collect();
+        let mut terms: Vec<String> = self
+            .graph
+            .nodes_unordered()
+            .flat_map(|n| n.names().collect::<Vec<_>>())
+            .collect();
         terms.sort();
         terms.dedup();
         let mut text = terms.join("\n");

@@ -74,17 +74,29 @@ impl Stats {
         self.injections += 1;
         self.injected_tokens += t;
         self.max_injected_tokens = self.max_injected_tokens.max(t);
-        self.min_injected_tokens = if self.min_injected_tokens == 0 { t } else { self.min_injected_tokens.min(t) };
+        self.min_injected_tokens = if self.min_injected_tokens == 0 {
+            t
+        } else {
+            self.min_injected_tokens.min(t)
+        };
     }
 
     /// Probes per turn.
     pub fn probe_rate(&self) -> f64 {
-        if self.turns == 0 { 0.0 } else { self.probes as f64 / self.turns as f64 }
+        if self.turns == 0 {
+            0.0
+        } else {
+            self.probes as f64 / self.turns as f64
+        }
     }
 
     /// Mean injection size in tokens.
     pub fn mean_injection(&self) -> f64 {
-        if self.injections == 0 { 0.0 } else { self.injected_tokens as f64 / self.injections as f64 }
+        if self.injections == 0 {
+            0.0
+        } else {
+            self.injected_tokens as f64 / self.injections as f64
+        }
     }
 
     /// Adds another session's counters to these.

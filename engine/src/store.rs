@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use json_patch::PatchOperation;
-use serde::{Deserialize, Serialize};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::config::DecayConfig;
 use crate::graph::{GraphDoc, NodeId};
@@ -78,7 +78,9 @@ impl Home {
         if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
             return Home::at(PathBuf::from(x).join("rollgraph"));
         }
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
         Home::at(home.join(".local/share/rollgraph"))
     }
 
@@ -120,7 +122,9 @@ pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
         && !id.starts_with('.')
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
         && !id.contains("..")
 }
 
@@ -161,10 +165,12 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError
 /// Reads a JSON file; `Ok(None)` when it does not exist.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, StoreError> {
     match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| StoreError::Corrupt {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        }),
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io("read", path)(e)),
     }
@@ -231,6 +237,10 @@ pub struct LoadReport {
     pub truncated: Option<String>,
 }
 
+/// What opening a journal gives: the journal, the entries after the
+/// requested sequence, and a description of any torn tail that was cut off.
+pub type Opened<T> = (Journal, Vec<(u64, T)>, Option<String>);
+
 /// An append-only, checksummed journal of entries.
 pub struct Journal {
     path: PathBuf,
@@ -245,7 +255,7 @@ impl Journal {
     pub fn open<T: DeserializeOwned + Serialize>(
         path: &Path,
         after_seq: u64,
-    ) -> Result<(Journal, Vec<(u64, T)>, Option<String>), StoreError> {
+    ) -> Result<Opened<T>, StoreError> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(io("create directory", dir))?;
         }
@@ -265,13 +275,19 @@ impl Journal {
             let mut lineno = 0usize;
             loop {
                 buf.clear();
-                let n = reader.read_until(b'\n', &mut buf).map_err(io("read", path))?;
+                let n = reader
+                    .read_until(b'\n', &mut buf)
+                    .map_err(io("read", path))?;
                 if n == 0 {
                     break;
                 }
                 lineno += 1;
                 let complete = buf.last() == Some(&b'\n');
-                let parsed = if complete { parse_line::<T>(&buf[..n - 1]) } else { None };
+                let parsed = if complete {
+                    parse_line::<T>(&buf[..n - 1])
+                } else {
+                    None
+                };
                 match parsed {
                     Some((seq, entry)) => {
                         good_len += n as u64;
@@ -291,7 +307,8 @@ impl Journal {
             }
         }
         if truncated.is_some() {
-            file.set_len(good_len).map_err(io("truncate torn tail of", path))?;
+            file.set_len(good_len)
+                .map_err(io("truncate torn tail of", path))?;
             file.seek(SeekFrom::End(0)).map_err(io("seek", path))?;
             file.sync_all().map_err(io("sync", path))?;
         }
@@ -316,7 +333,9 @@ impl Journal {
         })?;
         let crc = crc32fast::hash(body.as_bytes());
         let line = format!("{{\"seq\":{seq},\"crc\":{crc},\"entry\":{body}}}\n");
-        self.file.write_all(line.as_bytes()).map_err(io("append to", &self.path))?;
+        self.file
+            .write_all(line.as_bytes())
+            .map_err(io("append to", &self.path))?;
         self.file.sync_data().map_err(io("sync", &self.path))?;
         self.seq = seq;
         Ok(seq)
@@ -405,18 +424,26 @@ mod tests {
             let (mut j, e, _) = Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
             assert!(e.is_empty());
             for i in 0..3 {
-                j.append(&format!("entry {i}")).unwrap_or_else(|e| panic!("{e}"));
+                j.append(&format!("entry {i}"))
+                    .unwrap_or_else(|e| panic!("{e}"));
             }
         }
         // Simulate a kill mid-write.
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap_or_else(|e| panic!("{e}"));
-        f.write_all(b"{\"seq\":4,\"crc\":1,\"entry\":\"par").unwrap_or_else(|e| panic!("{e}"));
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        f.write_all(b"{\"seq\":4,\"crc\":1,\"entry\":\"par")
+            .unwrap_or_else(|e| panic!("{e}"));
         drop(f);
-        let (mut j, entries, truncated) = Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
+        let (mut j, entries, truncated) =
+            Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(entries.len(), 3);
         assert!(truncated.is_some());
-        j.append(&"entry 3".to_string()).unwrap_or_else(|e| panic!("{e}"));
-        let (_, entries, truncated) = Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
+        j.append(&"entry 3".to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (_, entries, truncated) =
+            Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(entries.len(), 4);
         assert!(truncated.is_none());
         assert_eq!(entries[3], (4, "entry 3".to_string()));
@@ -427,12 +454,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("j.jsonl");
         let (mut j, _, _) = Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
-        j.append(&"hello".to_string()).unwrap_or_else(|e| panic!("{e}"));
-        j.append(&"world".to_string()).unwrap_or_else(|e| panic!("{e}"));
+        j.append(&"hello".to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        j.append(&"world".to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
         drop(j);
-        let text = fs::read_to_string(&path).unwrap_or_default().replace("world", "wOrld");
+        let text = fs::read_to_string(&path)
+            .unwrap_or_default()
+            .replace("world", "wOrld");
         fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
-        let (_, entries, truncated) = Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
+        let (_, entries, truncated) =
+            Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(entries.len(), 1);
         assert!(truncated.is_some());
     }
@@ -442,6 +474,9 @@ mod tests {
         let home = Home::at("/tmp/x");
         assert!(home.session_dir("../etc").is_err());
         assert!(home.session_dir("a/b").is_err());
-        assert!(home.session_dir("7c1e4b2a-9d3f-4a61-b8e0-5f2c9a1d3e47").is_ok());
+        assert!(
+            home.session_dir("7c1e4b2a-9d3f-4a61-b8e0-5f2c9a1d3e47")
+                .is_ok()
+        );
     }
 }

@@ -8,14 +8,58 @@ use crate::clock::Rng;
 use crate::graph::{Domain, Edge, EdgeKind, Graph, Node, NodeId, NodeKind};
 
 const WORDS: &[&str] = &[
-    "invoice", "billing", "dunning", "retry", "webhook", "stripe", "email", "template", "migration", "schema",
-    "postgres", "queue", "worker", "scheduler", "report", "export", "pdf", "tax", "currency", "ledger",
-    "customer", "account", "session", "auth", "token", "cache", "index", "search", "metrics", "alert",
-    "deploy", "release", "pipeline", "config", "feature", "flag", "audit", "refund", "payout", "subscription",
+    "invoice",
+    "billing",
+    "dunning",
+    "retry",
+    "webhook",
+    "stripe",
+    "email",
+    "template",
+    "migration",
+    "schema",
+    "postgres",
+    "queue",
+    "worker",
+    "scheduler",
+    "report",
+    "export",
+    "pdf",
+    "tax",
+    "currency",
+    "ledger",
+    "customer",
+    "account",
+    "session",
+    "auth",
+    "token",
+    "cache",
+    "index",
+    "search",
+    "metrics",
+    "alert",
+    "deploy",
+    "release",
+    "pipeline",
+    "config",
+    "feature",
+    "flag",
+    "audit",
+    "refund",
+    "payout",
+    "subscription",
 ];
 const PEOPLE: &[&str] = &[
-    "Priya Raman", "Marco Bellini", "Dana Okafor", "Sam Lee", "Ana Souza", "Kenji Mori", "Lea Fischer",
-    "Omar Haddad", "Nora Berg", "Ivan Petrov",
+    "Priya Raman",
+    "Marco Bellini",
+    "Dana Okafor",
+    "Sam Lee",
+    "Ana Souza",
+    "Kenji Mori",
+    "Lea Fischer",
+    "Omar Haddad",
+    "Nora Berg",
+    "Ivan Petrov",
 ];
 
 /// A graph of `n` nodes, deterministic for a given `seed` and `now`.
@@ -27,21 +71,69 @@ pub fn graph(n: usize, seed: u64, now: DateTime<Utc>) -> Graph {
     for i in 0..n {
         let r = rng.next_f64();
         let (label, domain, kind) = if r < 0.08 {
-            (format!("{} {}", pick(&mut rng, PEOPLE), i), Domain::Relationship, NodeKind::Person)
+            (
+                format!("{} {}", pick(&mut rng, PEOPLE), i),
+                Domain::Relationship,
+                NodeKind::Person,
+            )
         } else if r < 0.2 {
-            (format!("{} {} feature {i}", pick(&mut rng, WORDS), pick(&mut rng, WORDS)), Domain::Project, NodeKind::Project)
+            (
+                format!(
+                    "{} {} feature {i}",
+                    pick(&mut rng, WORDS),
+                    pick(&mut rng, WORDS)
+                ),
+                Domain::Project,
+                NodeKind::Project,
+            )
         } else if r < 0.3 {
-            (format!("Use {} for {} {i}", pick(&mut rng, WORDS), pick(&mut rng, WORDS)), Domain::Technical, NodeKind::Decision)
+            (
+                format!(
+                    "Use {} for {} {i}",
+                    pick(&mut rng, WORDS),
+                    pick(&mut rng, WORDS)
+                ),
+                Domain::Technical,
+                NodeKind::Decision,
+            )
         } else if r < 0.36 {
-            (format!("I prefer {} before {} {i}", pick(&mut rng, WORDS), pick(&mut rng, WORDS)), Domain::Personal, NodeKind::Preference)
+            (
+                format!(
+                    "I prefer {} before {} {i}",
+                    pick(&mut rng, WORDS),
+                    pick(&mut rng, WORDS)
+                ),
+                Domain::Personal,
+                NodeKind::Preference,
+            )
         } else if r < 0.6 {
-            (format!("src/{}/{}_{i}.rs", pick(&mut rng, WORDS), pick(&mut rng, WORDS)), Domain::Technical, NodeKind::File)
+            (
+                format!(
+                    "src/{}/{}_{i}.rs",
+                    pick(&mut rng, WORDS),
+                    pick(&mut rng, WORDS)
+                ),
+                Domain::Technical,
+                NodeKind::File,
+            )
         } else {
-            (format!("{}_{}_{i}", pick(&mut rng, WORDS), pick(&mut rng, WORDS)), Domain::Technical, NodeKind::Identifier)
+            (
+                format!("{}_{}_{i}", pick(&mut rng, WORDS), pick(&mut rng, WORDS)),
+                Domain::Technical,
+                NodeKind::Identifier,
+            )
         };
-        let Some(id) = NodeId::slug(&label) else { continue };
+        let Some(id) = NodeId::slug(&label) else {
+            continue;
+        };
         let age = Duration::minutes((rng.next_u64() % (60 * 24 * 7)) as i64);
-        let mut node = Node::new(id.clone(), &label, domain, (0.05 + rng.next_f64() * 0.9).min(1.0), now - age);
+        let mut node = Node::new(
+            id.clone(),
+            &label,
+            domain,
+            (0.05 + rng.next_f64() * 0.9).min(1.0),
+            now - age,
+        );
         node.kind = kind;
         node.detail = Some(format!(
             "Came up while working on the {} {} path; {} depends on it.",
@@ -77,7 +169,12 @@ pub fn graph(n: usize, seed: u64, now: DateTime<Utc>) -> Graph {
         }
     }
     // Some decisions supersede older ones.
-    let decisions: Vec<NodeId> = g.nodes().iter().filter(|n| n.kind == NodeKind::Decision).map(|n| n.id.clone()).collect();
+    let decisions: Vec<NodeId> = g
+        .nodes()
+        .iter()
+        .filter(|n| n.kind == NodeKind::Decision)
+        .map(|n| n.id.clone())
+        .collect();
     for pair in decisions.chunks(4) {
         if pair.len() >= 2 {
             let _ = g.upsert_edge(Edge {

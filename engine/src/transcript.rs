@@ -111,7 +111,10 @@ fn typed_prompt(v: &Value) -> Option<String> {
     let text = match content {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => {
-            if blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")) {
+            if blocks
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            {
                 return None;
             }
             blocks
@@ -157,7 +160,8 @@ fn strip_system_reminders(t: &str) -> String {
 pub fn parse_claude(text: &str) -> Transcript {
     let mut t = Transcript::default();
     let mut current: Option<Turn> = None;
-    let mut seen_blocks: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
+    let mut seen_blocks: std::collections::HashSet<(String, String)> =
+        std::collections::HashSet::new();
     let mut index = 0u32;
     for (lineno, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -167,16 +171,21 @@ pub fn parse_claude(text: &str) -> Transcript {
         let v: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
-                t.warnings.push(format!("line {}: skipped, not JSON ({e})", lineno + 1));
+                t.warnings
+                    .push(format!("line {}: skipped, not JSON ({e})", lineno + 1));
                 continue;
             }
         };
         if !v.is_object() {
-            t.warnings.push(format!("line {}: skipped, not a JSON object", lineno + 1));
+            t.warnings
+                .push(format!("line {}: skipped, not a JSON object", lineno + 1));
             continue;
         }
         if t.session_id.is_none() {
-            t.session_id = v.get("sessionId").and_then(Value::as_str).map(str::to_owned);
+            t.session_id = v
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
         }
         if t.cwd.is_none() {
             t.cwd = v.get("cwd").and_then(Value::as_str).map(str::to_owned);
@@ -193,12 +202,17 @@ pub fn parse_claude(text: &str) -> Transcript {
                         if let Some(turn) = current.take() {
                             t.events.push(Event::Turn(turn));
                         }
-                        t.events.push(Event::Compaction { timestamp: timestamp(&v) });
+                        t.events.push(Event::Compaction {
+                            timestamp: timestamp(&v),
+                        });
                     }
                     continue;
                 }
                 if v.get("message").is_none() {
-                    t.warnings.push(format!("line {}: skipped, user line without a message", lineno + 1));
+                    t.warnings.push(format!(
+                        "line {}: skipped, user line without a message",
+                        lineno + 1
+                    ));
                     continue;
                 }
                 if let Some(prompt) = typed_prompt(&v) {
@@ -228,11 +242,15 @@ pub fn parse_claude(text: &str) -> Transcript {
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
-                let Some(blocks) = msg.and_then(|m| m.get("content")).and_then(Value::as_array) else {
+                let Some(blocks) = msg.and_then(|m| m.get("content")).and_then(Value::as_array)
+                else {
                     if let Some(s) = msg.and_then(|m| m.get("content")).and_then(Value::as_str) {
                         push_text(&mut turn.assistant, s);
                     } else {
-                        t.warnings.push(format!("line {}: skipped, assistant line without content", lineno + 1));
+                        t.warnings.push(format!(
+                            "line {}: skipped, assistant line without content",
+                            lineno + 1
+                        ));
                     }
                     continue;
                 };
@@ -267,7 +285,9 @@ pub fn parse_claude(text: &str) -> Transcript {
                     if let Some(turn) = current.take() {
                         t.events.push(Event::Turn(turn));
                     }
-                    t.events.push(Event::Compaction { timestamp: timestamp(&v) });
+                    t.events.push(Event::Compaction {
+                        timestamp: timestamp(&v),
+                    });
                 } else {
                     t.skipped += 1;
                 }
@@ -322,7 +342,13 @@ this is not json
         assert!(!format!("{:?}", t.events).contains("Zanzibar"));
         assert!(!format!("{:?}", t.events).contains("sidechain prompt"));
         assert!(turns[1].user.contains("[REDACTED"), "{}", turns[1].user);
-        assert_eq!(t.events.iter().filter(|e| matches!(e, Event::Compaction { .. })).count(), 1);
+        assert_eq!(
+            t.events
+                .iter()
+                .filter(|e| matches!(e, Event::Compaction { .. }))
+                .count(),
+            1
+        );
         assert_eq!(t.warnings.len(), 2, "{:?}", t.warnings);
     }
 }
