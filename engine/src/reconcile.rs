@@ -147,7 +147,7 @@ pub fn number_guard(a: &str, b: &str, sim: f32) -> f32 {
     }
 }
 
-/// Similarity through sentence embeddings of the labels (cached per label),
+/// Similarity through sentence embeddings ([`crate::semantic::node_text`], cached),
 /// never below the lexical similarity; the number guard applies.
 pub struct EmbedSimilar<'e> {
     embedder: &'e mut crate::embed::Embedder,
@@ -163,16 +163,18 @@ impl<'e> EmbedSimilar<'e> {
         }
     }
 
-    fn vector(&mut self, label: &str) -> Option<crate::embed::Vector> {
-        if let Some(v) = self.cache.get(label) {
+    fn vector(&mut self, n: &Node) -> Option<crate::embed::Vector> {
+        // The same text the hot graph's semantic index embeds.
+        let text = crate::semantic::node_text(n);
+        if let Some(v) = self.cache.get(&text) {
             return v.clone();
         }
         let v = self
             .embedder
-            .embed_lossy(&[label])
+            .embed_lossy(&[text.as_str()])
             .ok()
             .and_then(|mut v| v.pop().flatten());
-        self.cache.insert(label.to_owned(), v.clone());
+        self.cache.insert(text, v.clone());
         v
     }
 }
@@ -180,7 +182,7 @@ impl<'e> EmbedSimilar<'e> {
 impl Similar for EmbedSimilar<'_> {
     fn similarity(&mut self, a: &Node, b: &Node) -> Option<f32> {
         let lex = lexical(a, b);
-        let (Some(va), Some(vb)) = (self.vector(&a.label), self.vector(&b.label)) else {
+        let (Some(va), Some(vb)) = (self.vector(a), self.vector(b)) else {
             return Some(lex);
         };
         let cos = crate::embed::similarity(&va, &vb).unwrap_or(0.0);
