@@ -2,9 +2,9 @@
 //!
 //! Without flags it reconciles the most recent session (or `--session`);
 //! `--crashed` reconciles every session that never ended and was never
-//! reconciled; `--transcript FILE` is the post-session catcher: it replays a
-//! transcript through gate → probe into a session (when that session left
-//! no journal) and reconciles it.
+//! reconciled; `--transcript FILE` is the post-session catcher: it replays
+//! the transcript's turns the session never saw (all of them when it left no
+//! journal) through gate → probe, and reconciles the session.
 
 use std::path::PathBuf;
 
@@ -21,7 +21,7 @@ use rollgraph_engine::reconcile::{
     Adjudicator, EmbedSimilar, Lexical, LlmAdjudicator, OfflineAdjudicator, Similar,
 };
 use rollgraph_engine::session::{Origin, Session};
-use rollgraph_engine::transcript;
+use rollgraph_engine::transcript::{self, Event};
 
 use crate::common::{home_and_config, out, out_json, pick_session};
 
@@ -31,7 +31,7 @@ pub struct ReconcileArgs {
     /// The session to reconcile (default: the most recent, preferring this directory's).
     #[arg(long)]
     pub session: Option<String>,
-    /// Replay this Claude Code transcript into the session first (for a session that left no journal).
+    /// Replay this Claude Code transcript's unseen turns into the session first (all of them without a journal).
     #[arg(long)]
     pub transcript: Option<PathBuf>,
     /// The project directory of a replayed transcript (default: the transcript's own cwd).
@@ -57,7 +57,7 @@ struct Done {
     session: String,
     reason: ReconcileReason,
     #[serde(skip_serializing_if = "Option::is_none")]
-    replayed_turns: Option<u64>,
+    replayed_turns: Option<usize>,
     #[serde(flatten)]
     report: ReconcileReport,
 }
@@ -142,21 +142,32 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
         let mut replayed = None;
         {
             let mut session = Session::open(&home, &id, config.clone())?;
-            if session.graph.is_empty() && session.state.probe_seq == 0 {
-                // No journal: rebuild the hot graph from the transcript.
-                session.state.origin = Origin::Replay;
-                session.state.cwd = args
-                    .project
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .or_else(|| t.cwd.clone());
+            // Replay only what the session's journal has not seen: all of it
+            // for a session that left no journal, the tail for one that died.
+            let seen = session.state.turn;
+            let mut rest = t.clone();
+            let mut past = false;
+            rest.events.retain(|e| {
+                past |= matches!(e, Event::Turn(x) if x.index > seen);
+                past
+            });
+            let n = rest.turns().count();
+            if n > 0 {
+                if session.state.probe_seq == 0 && session.graph.is_empty() {
+                    session.state.origin = Origin::Replay;
+                }
+                if let Some(p) = &args.project {
+                    session.state.cwd = Some(p.display().to_string());
+                } else if session.state.cwd.is_none() {
+                    session.state.cwd.clone_from(&t.cwd);
+                }
                 session.state.transcript = Some(path.display().to_string());
                 let mut probe = HeuristicProbe::new(config.probe.clone());
-                crate::replay::drive(&mut session, &t, &mut probe, false, false)?;
-                replayed = Some(session.state.stats.turns);
+                crate::replay::drive(&mut session, &rest, &mut probe, false, false)?;
+                replayed = Some(n);
             } else {
                 eprintln!(
-                    "session {id} has a journal; reconciling it as it is (the transcript was not replayed)"
+                    "session {id} already saw all {turns} turns of the transcript; reconciling its journal"
                 );
             }
         }

@@ -476,6 +476,49 @@ fn transcript_catch_up_for_a_session_without_journal() {
 }
 
 #[test]
+fn transcript_catch_up_replays_only_the_turns_a_dead_session_missed() {
+    let env = Env::new();
+    let home = env.home();
+    let cfg = Config::default();
+    let cwd = env.project();
+    ok(lifecycle::session_start(
+        &home,
+        &cfg,
+        "partial",
+        Some(&cwd),
+        day(0),
+    ));
+    {
+        let mut s = ok(Session::open(&home, "partial", cfg.clone()));
+        drive(&mut s, &S1[..2], day(0));
+        assert_eq!(s.state.turn, 2);
+    }
+    let file = env.path("partial.jsonl");
+    ok(std::fs::write(
+        &file,
+        transcript("partial", &cwd, S1, day(0)),
+    ));
+    let o = env.run(
+        day(0),
+        &[
+            "reconcile",
+            "--transcript",
+            &file.display().to_string(),
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = ok(serde_json::from_str(&stdout(&o)));
+    assert_eq!(v[0]["replayed_turns"], 3, "{v}");
+    let s = ok(Session::open(&home, "partial", cfg.clone()));
+    assert_eq!(s.state.turn, 5);
+    assert_eq!(s.state.unreconciled, 0);
+    // Priya was named in turn 3, which only the transcript had.
+    let warm = ok(lifecycle::warm_graph(&home, Path::new(&cwd)));
+    assert!(warm.find_by_name("Priya Raman").is_some());
+}
+
+#[test]
 fn a_transcript_from_another_host_is_refused_cleanly() {
     let env = Env::new();
     let file = env.path("codex.jsonl");
