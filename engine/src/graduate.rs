@@ -450,28 +450,34 @@ impl ReviewQueue {
         target: Option<&Path>,
         now: DateTime<Utc>,
     ) -> Result<ReviewItem, ReviewError> {
+        // Retire an archived anchor before taking the queue's lock: a
+        // reconciler holds the warm lock while it queues items, so the two
+        // locks are never held in the opposite order. Retiring is idempotent.
+        let first = self.pending(id)?;
+        if first.kind == ReviewKind::Archive {
+            let mut store = WarmStore::open(home, &first.store)?;
+            if let Some(n) = store
+                .graph
+                .node(&first.node)
+                .filter(|n| n.anchor || n.weight > 0.0)
+            {
+                let mut n = n.clone();
+                n.anchor = false;
+                n.weight = 0.0;
+                store.commit(WarmEntry {
+                    cause: format!("archive:{}", first.id),
+                    now: Some(now),
+                    nodes: vec![n],
+                    ..WarmEntry::default()
+                })?;
+            }
+        }
         let _lock = self.lock()?;
         let mut item = self.pending(id)?;
-        match item.kind {
-            ReviewKind::Graduate => {
-                let target = target.ok_or(ReviewError::NoTarget)?;
-                append_once(target, &item.text, &item.marker())?;
-                item.written_to = Some(target.to_owned());
-            }
-            ReviewKind::Archive => {
-                let mut store = WarmStore::open(home, &item.store)?;
-                if let Some(n) = store.graph.node(&item.node) {
-                    let mut n = n.clone();
-                    n.anchor = false;
-                    n.weight = 0.0;
-                    store.commit(WarmEntry {
-                        cause: format!("archive:{}", item.id),
-                        now: Some(now),
-                        nodes: vec![n],
-                        ..WarmEntry::default()
-                    })?;
-                }
-            }
+        if item.kind == ReviewKind::Graduate {
+            let target = target.ok_or(ReviewError::NoTarget)?;
+            append_once(target, &item.text, &item.marker())?;
+            item.written_to = Some(target.to_owned());
         }
         item.status = ReviewStatus::Approved;
         item.decided = Some(now);
