@@ -262,6 +262,25 @@ fn graduation_end_to_end() {
     assert_eq!(written.matches(text).count(), 1, "{written}");
     assert!(written.contains(&format!("<!-- rollgraph:{bento} -->")));
 
+    // Seeding the file back: the graduated line anchors its own node, no twin.
+    let seeded: serde_json::Value = ok(serde_json::from_str(
+        &env.ok_out(day(81), &["seed", &mem, "--project", PROJECT, "--json"]),
+    ));
+    assert_eq!(
+        (seeded["linked"].as_u64(), seeded["added"].as_u64()),
+        (Some(1), Some(0)),
+        "{seeded}"
+    );
+    {
+        let store = ok(WarmStore::open(
+            &env.home(),
+            &warm::project_key(Path::new(PROJECT)),
+        ));
+        let bento = store.graph.find_by_name("Use Bento for email").cloned();
+        assert!(bento.is_some_and(|n| n.anchor));
+        assert!(store.graph.find_by_name(text).is_none());
+    }
+
     // Never twice: a second approve is refused and the file is unchanged.
     snap!(
         "review_approve_again",

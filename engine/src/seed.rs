@@ -42,6 +42,9 @@ pub struct FlatItem {
     pub line: usize,
     /// Whether it is a correction or rule ("never", "always", "don't" …).
     pub rule: bool,
+    /// The review item it was graduated by (`<!-- rollgraph:ID -->`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graduated: Option<String>,
 }
 
 /// Why seeding failed.
@@ -94,6 +97,8 @@ pub struct SeedReport {
     pub rules: usize,
     /// Items already seeded before (unchanged).
     pub already: usize,
+    /// Items graduated from this store: their node became the anchor.
+    pub linked: usize,
     /// Things worth telling the user.
     pub warnings: Vec<String>,
 }
@@ -110,6 +115,10 @@ static COMMENT: LazyLock<Regex> = LazyLock::new(|| {
 });
 static LIST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+        .unwrap_or_else(|e| unreachable!("static regex: {e}"))
+});
+static MARKER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<!--\s*rollgraph:([a-z]-[0-9a-f]{10})\s*-->")
         .unwrap_or_else(|e| unreachable!("static regex: {e}"))
 });
 static HEADING: LazyLock<Regex> = LazyLock::new(|| {
@@ -178,6 +187,10 @@ pub fn parse_flat(text: &str, section: Option<&str>) -> Vec<FlatItem> {
             let trimmed = text.trim().trim_start_matches(['>', ' ']).trim();
             if in_section && trimmed.chars().filter(|c| c.is_alphanumeric()).count() >= 3 {
                 items.push(FlatItem {
+                    graduated: MARKER
+                        .captures(&raw)
+                        .and_then(|c| c.get(1))
+                        .map(|m| m.as_str().to_owned()),
                     rule: is_rule(trimmed),
                     text: trimmed.to_owned(),
                     section: heading.clone(),
@@ -377,6 +390,22 @@ pub fn seed_file(
         let hash = content_hash(&item.text);
         if store.meta.seeded.contains_key(&hash) || entry.seeded.iter().any(|(h, _)| *h == hash) {
             report.already += 1;
+            continue;
+        }
+        // A line this store graduated: its node becomes the anchor, no twin.
+        if let Some(node) = item
+            .graduated
+            .as_deref()
+            .and_then(|g| crate::graduate::ReviewQueue::new(home).get(g).ok())
+            .filter(|r| r.store == key)
+            .and_then(|r| store.graph.node(&r.node).cloned())
+        {
+            let mut node = node;
+            node.anchor = true;
+            node.weight = node.weight.max(config.decay.anchor_floor);
+            report.linked += 1;
+            entry.seeded.push((hash, node.id.clone()));
+            entry.nodes.push(node);
             continue;
         }
         let label = short_label(&item.text);
