@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{bench, inspect, replay};
+use crate::{bench, doctor, inspect, reconcile, replay, review, seed};
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
 #[derive(Debug, Parser)]
@@ -28,4 +28,12 @@ pub enum Command {
     Config(inspect::ConfigArgs),
     /// Measure the engine: probe rate, render and apply+decay timings.
     Bench(bench::BenchArgs),
+    /// Merge hot sessions into the warm graph now (crashed ones, or a transcript's).
+    Reconcile(reconcile::ReconcileArgs),
+    /// Seed a warm graph with anchors from a flat memory file.
+    Seed(seed::SeedArgs),
+    /// Review graduations into flat memory and archive flags.
+    Review(review::ReviewArgs),
+    /// Check the setup: active probe, LLM endpoint (one live request), breaker, last error, embeddings.
+    Doctor(doctor::DoctorArgs),
 }

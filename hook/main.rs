@@ -6,8 +6,12 @@
 mod bench;
 mod cli;
 mod common;
+mod doctor;
 mod inspect;
+mod reconcile;
 mod replay;
+mod review;
+mod seed;
 
 use std::process::ExitCode;
 
@@ -23,6 +27,10 @@ fn main() -> ExitCode {
         cli::Command::Stats(a) => inspect::stats(a),
         cli::Command::Config(a) => inspect::config(a),
         cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Reconcile(a) => reconcile::run(a),
+        cli::Command::Seed(a) => seed::run(a),
+        cli::Command::Review(a) => review::run(a),
+        cli::Command::Doctor(a) => doctor::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,9 +8,17 @@ mod common;
 mod bad_input;
 /// A replay killed at random points reloads with every acknowledged probe.
 mod crash;
+/// The LLM probe against a scripted chat-completions server.
+mod llm;
 /// Random valid patches keep the graph consistent; random invalid ones change nothing.
 mod props;
+/// The reconciler's LLM adjudication and graduation drafts against a scripted server.
+mod reconcile_llm;
 /// Replay of the example session: renders snapshotted at several points, the probe rate.
 mod replay;
+/// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
+mod review;
 /// The local embedding model: near-duplicate merge, the lexical fallback.
 mod semantic;
+/// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
+mod warm;

@@ -288,6 +288,14 @@ pub struct ReconcileConfig {
     pub graduate_stable_days: i64,
     /// Reverse flagging: days an anchor sits at its floor before archive review.
     pub archive_after_days: i64,
+    /// Similarity (lexical trigrams, or embeddings when provisioned) at or
+    /// above which, below `embed.duplicate_threshold`, a same-domain pair is
+    /// ambiguous and goes to the adjudicator (offline: kept apart, `relates_to`).
+    pub ambiguous_threshold: f32,
+    /// Half-life, in days, of a warm node's weight since it was last active.
+    pub warm_half_life_days: f64,
+    /// Raise when a new session brings back a known node: w += reinforce × (1 − w).
+    pub reinforce: f64,
 }
 
 impl Default for ReconcileConfig {
@@ -299,6 +307,9 @@ impl Default for ReconcileConfig {
             graduate_min_sessions: 3,
             graduate_stable_days: 3,
             archive_after_days: 42,
+            ambiguous_threshold: 0.7,
+            warm_half_life_days: 21.0,
+            reinforce: 0.1,
         }
     }
 }

@@ -1,0 +1,229 @@
+//! `rollgraph reconcile`: merge hot sessions into the warm graph now.
+//!
+//! Without flags it reconciles the most recent session (or `--session`);
+//! `--crashed` reconciles every session that never ended and was never
+//! reconciled; `--transcript FILE` is the post-session catcher: it replays
+//! the transcript's turns the session never saw (all of them when it left no
+//! journal) through gate → probe, and reconciles the session.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::Serialize;
+
+use rollgraph_engine::clock;
+use rollgraph_engine::embed::{self, EmbedPaths};
+use rollgraph_engine::graduate::{Drafter, LlmDrafter, TemplateDrafter};
+use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport, Tools};
+use rollgraph_engine::probe::HeuristicProbe;
+use rollgraph_engine::reconcile::{
+    Adjudicator, EmbedSimilar, Lexical, LlmAdjudicator, OfflineAdjudicator, Similar,
+};
+use rollgraph_engine::session::{Origin, Session};
+use rollgraph_engine::transcript::{self, Event};
+
+use crate::common::{home_and_config, out, out_json, pick_session};
+
+/// Arguments of `rollgraph reconcile`.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The session to reconcile (default: the most recent, preferring this directory's).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Replay this Claude Code transcript's unseen turns into the session first (all of them without a journal).
+    #[arg(long)]
+    pub transcript: Option<PathBuf>,
+    /// The project directory of a replayed transcript (default: the transcript's own cwd).
+    #[arg(long, requires = "transcript")]
+    pub project: Option<PathBuf>,
+    /// Reconcile every crashed session (never ended, never reconciled, not in use).
+    #[arg(long, conflicts_with_all = ["session", "transcript"])]
+    pub crashed: bool,
+    /// Keep ambiguous pairs apart and draft graduations from the template, even with an LLM configured.
+    #[arg(long)]
+    pub offline: bool,
+    /// Match near-duplicates by letters only, even when the embedding model is provisioned.
+    #[arg(long)]
+    pub lexical: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One reconciled session in the output.
+#[derive(Debug, Serialize)]
+struct Done {
+    session: String,
+    reason: ReconcileReason,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replayed_turns: Option<usize>,
+    #[serde(flatten)]
+    report: ReconcileReport,
+}
+
+/// Runs `rollgraph reconcile`.
+pub fn run(args: ReconcileArgs) -> Result<()> {
+    let (home, config) = home_and_config()?;
+    let now = clock::now();
+    let mut done = Vec::new();
+    // Off the hook path, so the embedding model may load (about a second).
+    let (mut embedder, notice) = if config.embed.enabled && !args.lexical {
+        embed::load_optional(&EmbedPaths::discover())
+    } else {
+        (None, None)
+    };
+    if let Some(n) = notice {
+        tracing::info!("near-duplicates by letters only: {n}");
+    }
+    let mut lexical = Lexical;
+    let mut embedded;
+    let similar: &mut dyn Similar = match embedder.as_mut() {
+        Some(e) => {
+            embedded = EmbedSimilar::new(e);
+            &mut embedded
+        }
+        None => &mut lexical,
+    };
+    // The LLM (when configured) decides ambiguous pairs and drafts graduations.
+    let (mut offline_adj, mut template) = (OfflineAdjudicator, TemplateDrafter);
+    let mut llm_adj = (!args.offline)
+        .then(|| LlmAdjudicator::from_config(&config, &home))
+        .flatten();
+    let mut llm_draft = (!args.offline)
+        .then(|| LlmDrafter::from_config(&config, &home))
+        .flatten();
+    let adjudicator: &mut dyn Adjudicator = match llm_adj.as_mut() {
+        Some(a) => a,
+        None => &mut offline_adj,
+    };
+    let drafter: &mut dyn Drafter = match llm_draft.as_mut() {
+        Some(d) => d,
+        None => &mut template,
+    };
+    let mut tools = Tools {
+        similar,
+        adjudicator,
+        drafter,
+    };
+    let mut reconcile = |id: &str, reason| {
+        lifecycle::reconcile_session_with(&home, &config, id, reason, now, &mut tools)
+    };
+    if args.crashed {
+        for id in lifecycle::crashed_sessions(&home, None, "") {
+            let report = reconcile(&id, ReconcileReason::Crash)?;
+            done.push(Done {
+                session: id,
+                reason: ReconcileReason::Crash,
+                replayed_turns: None,
+                report,
+            });
+        }
+    } else if let Some(path) = &args.transcript {
+        let t = transcript::read_claude(path)?;
+        let turns = t.turns().count();
+        for w in &t.warnings {
+            eprintln!("warning: {}: {w}", path.display());
+        }
+        if turns == 0 {
+            bail!(
+                "{} has no Claude Code turns ({} lines skipped, {} broken): is it a transcript from another host? Nothing was written.",
+                path.display(),
+                t.skipped,
+                t.warnings.len()
+            );
+        }
+        let id = args
+            .session
+            .clone()
+            .or_else(|| t.session_id.clone())
+            .or_else(|| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
+            .context("no session id in the transcript: pass --session")?;
+        let mut replayed = None;
+        {
+            let mut session = Session::open(&home, &id, config.clone())?;
+            // Replay only what the session's journal has not seen: all of it
+            // for a session that left no journal, the tail for one that died.
+            let seen = session.state.turn;
+            let mut rest = t.clone();
+            let mut past = false;
+            rest.events.retain(|e| {
+                past |= matches!(e, Event::Turn(x) if x.index > seen);
+                past
+            });
+            let n = rest.turns().count();
+            if n > 0 {
+                if session.state.probe_seq == 0 && session.graph.is_empty() {
+                    session.state.origin = Origin::Replay;
+                }
+                if let Some(p) = &args.project {
+                    session.state.cwd = Some(p.display().to_string());
+                } else if session.state.cwd.is_none() {
+                    session.state.cwd.clone_from(&t.cwd);
+                }
+                session.state.transcript = Some(path.display().to_string());
+                let mut probe = HeuristicProbe::new(config.probe.clone());
+                crate::replay::drive(&mut session, &rest, &mut probe, false, false)?;
+                replayed = Some(n);
+            } else {
+                eprintln!(
+                    "session {id} already saw all {turns} turns of the transcript; reconciling its journal"
+                );
+            }
+        }
+        let report = reconcile(&id, ReconcileReason::Transcript)?;
+        done.push(Done {
+            session: id,
+            reason: ReconcileReason::Transcript,
+            replayed_turns: replayed,
+            report,
+        });
+    } else {
+        let id = pick_session(&home, args.session.as_deref())?;
+        let report = reconcile(&id, ReconcileReason::Checkpoint)?;
+        done.push(Done {
+            session: id,
+            reason: ReconcileReason::Checkpoint,
+            replayed_turns: None,
+            report,
+        });
+    }
+    if let Some(f) = llm_adj.as_ref().and_then(|a| a.failure.as_deref()) {
+        eprintln!(
+            "warning: LLM adjudication failed ({f}); ambiguous pairs after it were kept apart offline"
+        );
+    }
+    if args.json {
+        return out_json(&done);
+    }
+    if done.is_empty() {
+        return out("no crashed sessions to reconcile");
+    }
+    let mut s = String::new();
+    for d in &done {
+        let r = &d.report;
+        if let Some(n) = d.replayed_turns {
+            s.push_str(&format!("replayed {n} turns into session {}\n", d.session));
+        }
+        s.push_str(&format!(
+            "reconciled {} ({}) into {}: {} merged, {} aliased, {} added, {} updated; {} ambiguous ({} kept apart as related); {} new edges ({} supersedes); {} graduations and {} archive reviews queued\n",
+            d.session,
+            d.reason.as_str(),
+            r.stores.join(" + "),
+            r.merged,
+            r.aliased,
+            r.added,
+            r.updated,
+            r.ambiguous,
+            r.related,
+            r.edges_added,
+            r.superseded,
+            r.graduations_flagged,
+            r.archive_flagged
+        ));
+        for w in &r.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+    }
+    out(s.trim_end())
+}
