@@ -3,7 +3,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::{
-    bench, daemon, expand, hook, inspect, install, mcp, query, reconcile, replay, review, seed,
+    bench, daemon, doctor, expand, hook, inspect, install, mcp, query, reconcile, replay, review,
+    seed,
 };
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
@@ -50,4 +51,6 @@ pub enum Command {
     Seed(seed::SeedArgs),
     /// Review graduations into flat memory and archive flags.
     Review(review::ReviewArgs),
+    /// Check the setup: active probe, LLM endpoint (one live request), breaker, last error, embeddings.
+    Doctor(doctor::DoctorArgs),
 }

@@ -11,6 +11,7 @@ mod bench;
 mod cli;
 mod common;
 mod daemon;
+mod doctor;
 mod expand;
 mod hook;
 mod hooklog;
@@ -73,6 +74,7 @@ fn main() -> ExitCode {
         cli::Command::Reconcile(a) => reconcile::run(a),
         cli::Command::Seed(a) => seed::run(a),
         cli::Command::Review(a) => review::run(a),
+        cli::Command::Doctor(a) => doctor::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

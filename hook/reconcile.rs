@@ -2,9 +2,9 @@
 //!
 //! Without flags it reconciles the most recent session (or `--session`);
 //! `--crashed` reconciles every session that never ended and was never
-//! reconciled; `--transcript FILE` is the post-session catcher: it replays a
-//! transcript through gate → probe into a session (when that session left
-//! no journal) and reconciles it.
+//! reconciled; `--transcript FILE` is the post-session catcher: it replays
+//! the transcript's turns the session never saw (all of them when it left no
+//! journal) through gate → probe, and reconciles the session.
 
 use std::path::PathBuf;
 
@@ -13,10 +13,15 @@ use clap::Args;
 use serde::Serialize;
 
 use rollgraph_engine::clock;
-use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport};
+use rollgraph_engine::embed::{self, EmbedPaths};
+use rollgraph_engine::graduate::{Drafter, LlmDrafter, TemplateDrafter};
+use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport, Tools};
 use rollgraph_engine::probe::HeuristicProbe;
+use rollgraph_engine::reconcile::{
+    Adjudicator, EmbedSimilar, Lexical, LlmAdjudicator, OfflineAdjudicator, Similar,
+};
 use rollgraph_engine::session::{Origin, Session};
-use rollgraph_engine::transcript;
+use rollgraph_engine::transcript::{self, Event};
 
 use crate::common::{home_and_config, out, out_json, pick_session};
 
@@ -26,7 +31,7 @@ pub struct ReconcileArgs {
     /// The session to reconcile (default: the most recent, preferring this directory's).
     #[arg(long)]
     pub session: Option<String>,
-    /// Replay this Claude Code transcript into the session first (for a session that left no journal).
+    /// Replay this Claude Code transcript's unseen turns into the session first (all of them without a journal).
     #[arg(long)]
     pub transcript: Option<PathBuf>,
     /// The project directory of a replayed transcript (default: the transcript's own cwd).
@@ -35,6 +40,12 @@ pub struct ReconcileArgs {
     /// Reconcile every crashed session (never ended, never reconciled, not in use).
     #[arg(long, conflicts_with_all = ["session", "transcript"])]
     pub crashed: bool,
+    /// Keep ambiguous pairs apart and draft graduations from the template, even with an LLM configured.
+    #[arg(long)]
+    pub offline: bool,
+    /// Match near-duplicates by letters only, even when the embedding model is provisioned.
+    #[arg(long)]
+    pub lexical: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -46,7 +57,7 @@ struct Done {
     session: String,
     reason: ReconcileReason,
     #[serde(skip_serializing_if = "Option::is_none")]
-    replayed_turns: Option<u64>,
+    replayed_turns: Option<usize>,
     #[serde(flatten)]
     report: ReconcileReport,
 }
@@ -56,10 +67,51 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
     let (home, config) = home_and_config()?;
     let now = clock::now();
     let mut done = Vec::new();
+    // Off the hook path, so the embedding model may load (about a second).
+    let (mut embedder, notice) = if config.embed.enabled && !args.lexical {
+        embed::load_optional(&EmbedPaths::discover())
+    } else {
+        (None, None)
+    };
+    if let Some(n) = notice {
+        tracing::info!("near-duplicates by letters only: {n}");
+    }
+    let mut lexical = Lexical;
+    let mut embedded;
+    let similar: &mut dyn Similar = match embedder.as_mut() {
+        Some(e) => {
+            embedded = EmbedSimilar::new(e);
+            &mut embedded
+        }
+        None => &mut lexical,
+    };
+    // The LLM (when configured) decides ambiguous pairs and drafts graduations.
+    let (mut offline_adj, mut template) = (OfflineAdjudicator, TemplateDrafter);
+    let mut llm_adj = (!args.offline)
+        .then(|| LlmAdjudicator::from_config(&config, &home))
+        .flatten();
+    let mut llm_draft = (!args.offline)
+        .then(|| LlmDrafter::from_config(&config, &home))
+        .flatten();
+    let adjudicator: &mut dyn Adjudicator = match llm_adj.as_mut() {
+        Some(a) => a,
+        None => &mut offline_adj,
+    };
+    let drafter: &mut dyn Drafter = match llm_draft.as_mut() {
+        Some(d) => d,
+        None => &mut template,
+    };
+    let mut tools = Tools {
+        similar,
+        adjudicator,
+        drafter,
+    };
+    let mut reconcile = |id: &str, reason| {
+        lifecycle::reconcile_session_with(&home, &config, id, reason, now, &mut tools)
+    };
     if args.crashed {
         for id in lifecycle::crashed_sessions(&home, None, "") {
-            let report =
-                lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Crash, now)?;
+            let report = reconcile(&id, ReconcileReason::Crash)?;
             done.push(Done {
                 session: id,
                 reason: ReconcileReason::Crash,
@@ -90,26 +142,36 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
         let mut replayed = None;
         {
             let mut session = Session::open(&home, &id, config.clone())?;
-            if session.graph.is_empty() && session.state.probe_seq == 0 {
-                // No journal: rebuild the hot graph from the transcript.
-                session.state.origin = Origin::Replay;
-                session.state.cwd = args
-                    .project
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .or_else(|| t.cwd.clone());
+            // Replay only what the session's journal has not seen: all of it
+            // for a session that left no journal, the tail for one that died.
+            let seen = session.state.turn;
+            let mut rest = t.clone();
+            let mut past = false;
+            rest.events.retain(|e| {
+                past |= matches!(e, Event::Turn(x) if x.index > seen);
+                past
+            });
+            let n = rest.turns().count();
+            if n > 0 {
+                if session.state.probe_seq == 0 && session.graph.is_empty() {
+                    session.state.origin = Origin::Replay;
+                }
+                if let Some(p) = &args.project {
+                    session.state.cwd = Some(p.display().to_string());
+                } else if session.state.cwd.is_none() {
+                    session.state.cwd.clone_from(&t.cwd);
+                }
                 session.state.transcript = Some(path.display().to_string());
                 let mut probe = HeuristicProbe::new(config.probe.clone());
-                crate::replay::drive(&mut session, &t, &mut probe, false, false)?;
-                replayed = Some(session.state.stats.turns);
+                crate::replay::drive(&mut session, &rest, &mut probe, false, false)?;
+                replayed = Some(n);
             } else {
                 eprintln!(
-                    "session {id} has a journal; reconciling it as it is (the transcript was not replayed)"
+                    "session {id} already saw all {turns} turns of the transcript; reconciling its journal"
                 );
             }
         }
-        let report =
-            lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Transcript, now)?;
+        let report = reconcile(&id, ReconcileReason::Transcript)?;
         done.push(Done {
             session: id,
             reason: ReconcileReason::Transcript,
@@ -118,14 +180,18 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
         });
     } else {
         let id = pick_session(&home, args.session.as_deref())?;
-        let report =
-            lifecycle::reconcile_session(&home, &config, &id, ReconcileReason::Checkpoint, now)?;
+        let report = reconcile(&id, ReconcileReason::Checkpoint)?;
         done.push(Done {
             session: id,
             reason: ReconcileReason::Checkpoint,
             replayed_turns: None,
             report,
         });
+    }
+    if let Some(f) = llm_adj.as_ref().and_then(|a| a.failure.as_deref()) {
+        eprintln!(
+            "warning: LLM adjudication failed ({f}); ambiguous pairs after it were kept apart offline"
+        );
     }
     if args.json {
         return out_json(&done);

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use rollgraph_engine::clock;
 use rollgraph_engine::gate::Trigger;
-use rollgraph_engine::probe::{HeuristicProbe, Probe};
+use rollgraph_engine::probe::Probe;
 use rollgraph_engine::session::{Origin, Session, SessionState, read_render};
 use rollgraph_engine::store::read_json;
 use rollgraph_engine::transcript::{self, Event, Transcript};
@@ -121,7 +121,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     session.state.transcript = Some(args.transcript.display().to_string());
 
     session.semantic = crate::common::load_semantic(&config);
-    let mut probe: Box<dyn Probe> = Box::new(HeuristicProbe::new(config.probe.clone()));
+    let mut probe: Box<dyn Probe> = rollgraph_engine::llm::probe_from_config(&config, &home);
     for w in &t.warnings {
         eprintln!("warning: {w}");
     }

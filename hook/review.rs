@@ -50,8 +50,8 @@ pub enum Action {
     Edit {
         /// The item id.
         id: String,
-        /// The new text.
-        #[arg(long)]
+        /// The new text (it may start with "- ").
+        #[arg(long, allow_hyphen_values = true)]
         text: String,
     },
     /// Reject an item; it is never queued again.
@@ -153,9 +153,13 @@ pub fn run(args: ReviewArgs) -> Result<()> {
                 .iter()
                 .filter(|i| i.status == ReviewStatus::Pending)
                 .count();
-            s.push_str(&format!(
-                "\n{pending} pending: `rollgraph review show ID`, then approve, edit or reject"
-            ));
+            if pending == 0 {
+                s.push_str("\nnothing pending");
+            } else {
+                s.push_str(&format!(
+                    "\n{pending} pending: `rollgraph review show ID`, then approve, edit or reject"
+                ));
+            }
             out(&s)
         }
         Action::Show { id } => {

@@ -44,8 +44,14 @@ pub fn run(args: SeedArgs) -> Result<()> {
         return out_json(&report);
     }
     let mut s = format!(
-        "seeded {}: {} items, {} new anchors ({} rules at high weight), {} already seeded — store {}",
-        report.file, report.items, report.added, report.rules, report.already, report.store
+        "seeded {}: {} items, {} new anchors ({} rules at high weight), {} graduated lines linked to their nodes, {} already seeded — store {}",
+        report.file,
+        report.items,
+        report.added,
+        report.rules,
+        report.linked,
+        report.already,
+        report.store
     );
     for w in &report.warnings {
         s.push_str(&format!("\nwarning: {w}"));

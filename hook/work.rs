@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use rollgraph_engine::Config;
 use rollgraph_engine::lifecycle::{self, ReconcileReason};
-use rollgraph_engine::probe::{HeuristicProbe, Probe};
+use rollgraph_engine::probe::Probe;
 use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
 use rollgraph_engine::transcript::{self, Turn};
@@ -31,9 +31,11 @@ use crate::spool::{self, Job, JobLine};
 /// Bytes read from the end of a transcript to find the previous reply.
 const TRANSCRIPT_TAIL: u64 = 256 * 1024;
 
-/// The probe the config asks for (the heuristic one until an LLM is set up).
-pub fn make_probe(config: &Config, _home: &Home) -> Box<dyn Probe + Send> {
-    Box::new(HeuristicProbe::new(config.probe.clone()))
+/// The probe the config asks for: the LLM probe (with the heuristic one as
+/// its fallback) when `llm.base_url` is set, else the heuristic probe. It
+/// runs on a blocking thread; the LLM probe owns its own small runtime.
+pub fn make_probe(config: &Config, home: &Home) -> Box<dyn Probe + Send> {
+    rollgraph_engine::llm::probe_from_config(config, home)
 }
 
 /// Processes every spooled job; returns how many were processed.

@@ -16,12 +16,18 @@ mod daemon;
 mod hook;
 /// `rollgraph install claude` / `uninstall claude` on a temp HOME.
 mod install;
+/// The LLM probe against a scripted chat-completions server.
+mod llm;
 /// `rollgraph mcp` over stdio: initialize, tools/list, tools/call.
 mod mcp;
 /// Random valid patches keep the graph consistent; random invalid ones change nothing.
 mod props;
+/// The reconciler's LLM adjudication and graduation drafts against a scripted server.
+mod reconcile_llm;
 /// Replay of the example session: renders snapshotted at several points, the probe rate.
 mod replay;
+/// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
+mod review;
 /// The local embedding model: near-duplicate merge, the lexical fallback.
 mod semantic;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.

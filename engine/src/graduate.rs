@@ -170,6 +170,56 @@ impl Drafter for TemplateDrafter {
     }
 }
 
+/// Drafts through the LLM (`prompts/graduate.md`); the template when the
+/// call fails (and for the rest of the run after a failure).
+pub struct LlmDrafter {
+    client: crate::llm::LlmClient,
+    prompts: crate::llm::Prompts,
+    failed: bool,
+}
+
+impl LlmDrafter {
+    /// Wraps a client and the prompts in force.
+    pub fn new(client: crate::llm::LlmClient, prompts: crate::llm::Prompts) -> LlmDrafter {
+        LlmDrafter {
+            client,
+            prompts,
+            failed: false,
+        }
+    }
+
+    /// The LLM drafter when `llm.base_url` is configured and the client builds.
+    pub fn from_config(config: &Config, home: &Home) -> Option<LlmDrafter> {
+        config
+            .llm
+            .base_url
+            .as_deref()
+            .filter(|b| !b.trim().is_empty())?;
+        crate::llm::LlmClient::new(&config.llm)
+            .ok()
+            .map(|c| LlmDrafter::new(c, crate::llm::Prompts::load(home)))
+    }
+}
+
+impl Drafter for LlmDrafter {
+    fn name(&self) -> &str {
+        if self.failed { "template" } else { "llm" }
+    }
+
+    fn draft(&mut self, n: &Node, g: &Graph) -> String {
+        if !self.failed {
+            match self.client.draft_graduation(&self.prompts, n) {
+                Ok(line) => return redact_owned(&format!("- {}", line.trim())),
+                Err(e) => {
+                    tracing::warn!("llm draft failed: {}; using the template", e.error);
+                    self.failed = true;
+                }
+            }
+        }
+        template_draft(n, g)
+    }
+}
+
 /// The template text for a node: `- Label: detail (replaces X)`.
 pub fn template_draft(n: &Node, g: &Graph) -> String {
     let mut s = String::from("- ");
@@ -178,11 +228,11 @@ pub fn template_draft(n: &Node, g: &Graph) -> String {
         NodeKind::Decision => s.push_str(&format!("Decision: {label}")),
         _ => s.push_str(label),
     }
-    if let Some(d) = n.detail.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-        if !d.eq_ignore_ascii_case(label) {
-            s.push_str(": ");
-            s.push_str(d.trim_end_matches('.'));
-        }
+    if let Some(d) = n.detail.as_deref().map(str::trim).filter(|d| !d.is_empty())
+        && !d.eq_ignore_ascii_case(label)
+    {
+        s.push_str(": ");
+        s.push_str(d.trim_end_matches('.'));
     }
     let old: Vec<String> = g
         .supersedes(&n.id)
@@ -400,28 +450,34 @@ impl ReviewQueue {
         target: Option<&Path>,
         now: DateTime<Utc>,
     ) -> Result<ReviewItem, ReviewError> {
+        // Retire an archived anchor before taking the queue's lock: a
+        // reconciler holds the warm lock while it queues items, so the two
+        // locks are never held in the opposite order. Retiring is idempotent.
+        let first = self.pending(id)?;
+        if first.kind == ReviewKind::Archive {
+            let mut store = WarmStore::open(home, &first.store)?;
+            if let Some(n) = store
+                .graph
+                .node(&first.node)
+                .filter(|n| n.anchor || n.weight > 0.0)
+            {
+                let mut n = n.clone();
+                n.anchor = false;
+                n.weight = 0.0;
+                store.commit(WarmEntry {
+                    cause: format!("archive:{}", first.id),
+                    now: Some(now),
+                    nodes: vec![n],
+                    ..WarmEntry::default()
+                })?;
+            }
+        }
         let _lock = self.lock()?;
         let mut item = self.pending(id)?;
-        match item.kind {
-            ReviewKind::Graduate => {
-                let target = target.ok_or(ReviewError::NoTarget)?;
-                append_once(target, &item.text, &item.marker())?;
-                item.written_to = Some(target.to_owned());
-            }
-            ReviewKind::Archive => {
-                let mut store = WarmStore::open(home, &item.store)?;
-                if let Some(n) = store.graph.node(&item.node) {
-                    let mut n = n.clone();
-                    n.anchor = false;
-                    n.weight = 0.0;
-                    store.commit(WarmEntry {
-                        cause: format!("archive:{}", item.id),
-                        now: Some(now),
-                        nodes: vec![n],
-                        ..WarmEntry::default()
-                    })?;
-                }
-            }
+        if item.kind == ReviewKind::Graduate {
+            let target = target.ok_or(ReviewError::NoTarget)?;
+            append_once(target, &item.text, &item.marker())?;
+            item.written_to = Some(target.to_owned());
         }
         item.status = ReviewStatus::Approved;
         item.decided = Some(now);
@@ -436,11 +492,11 @@ pub fn append_once(path: &Path, text: &str, marker: &str) -> Result<bool, StoreE
     let old = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(source) => {
+        Err(error) => {
             return Err(StoreError::Io {
                 action: "read",
                 path: path.to_owned(),
-                error: source,
+                error,
             });
         }
     };
@@ -484,6 +540,11 @@ pub fn flag(
                 format!("anchor at its floor for {days:.0} days"),
             )
         } else {
+            // Personal and relationship knowledge graduates from the global store only.
+            let global_domain = matches!(n.domain, Domain::Personal | Domain::Relationship);
+            if global_domain != (store.key() == crate::warm::GLOBAL_KEY) {
+                continue;
+            }
             if graduation_blocker(&store.graph, &store.meta, n, config, now).is_some() {
                 continue;
             }

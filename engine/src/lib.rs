@@ -5,8 +5,9 @@
 //! [`patch`], atomic application to the [`graph::Graph`], distance-from-focus
 //! [`decay`], and the level-of-detail [`render`]. [`session::Session`] drives
 //! that pipeline over crash-safe [`store`] files; [`transcript`] reads Claude
-//! Code transcripts; [`redact`] keeps secrets out of everything; [`query`]
-//! answers explicit searches of a graph.
+//! Code transcripts; [`redact`] keeps secrets out of everything; [`llm`]
+//! runs the probe (and the reconciler's questions) on an OpenAI-compatible endpoint;
+//! [`query`] answers explicit searches of a graph.
 //!
 //! Nothing in this crate does process plumbing (hooks, daemon, MCP): that
 //! lives in the `rollgraph` binary.
@@ -22,6 +23,7 @@ pub mod gate;
 pub mod graduate;
 pub mod graph;
 pub mod lifecycle;
+pub mod llm;
 pub mod patch;
 pub mod probe;
 pub mod query;

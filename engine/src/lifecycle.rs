@@ -29,6 +29,9 @@ use crate::stats::Stats;
 use crate::store::{FileLock, Home, StoreError, read_json};
 use crate::warm::{self, GLOBAL_KEY, WarmEntry, WarmStore};
 
+/// How long session start waits for a warm store another process is writing.
+pub const SEED_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Why a reconciliation ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -252,7 +255,18 @@ pub fn warm_seed(
         {
             continue;
         }
-        let store = WarmStore::open(home, k)?;
+        // Session start must not hang on a busy store: seed without it.
+        let store = match WarmStore::open_with_timeout(home, k, SEED_LOCK_TIMEOUT) {
+            Ok(s) => s,
+            Err(StoreError::Locked(p)) => {
+                warnings.push(format!(
+                    "warm store {} is busy; this session starts without it",
+                    p.display()
+                ));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         warnings.extend(
             store
                 .load
@@ -298,7 +312,10 @@ pub fn warm_seed(
     for id in &keep {
         if let Some(n) = union.node(id) {
             let mut n = n.clone();
-            n.weight = effective_weight(&n, now, rc.warm_half_life_days, floor).clamp(0.0, 1.0);
+            // A superseded node comes along for the record, weighted low so
+            // the render prefers the current decision.
+            let w = weights.get(id).copied().unwrap_or(0.0).clamp(0.0, 1.0);
+            n.weight = if n.anchor { w.max(floor) } else { w };
             seed.upsert_node(n);
         }
     }

@@ -100,31 +100,93 @@ pub struct Lexical;
 
 impl Similar for Lexical {
     fn similarity(&mut self, a: &Node, b: &Node) -> Option<f32> {
-        let an: Vec<String> = a.names().collect();
-        let bn: Vec<String> = b.names().collect();
-        let ak: BTreeSet<String> = an.iter().map(|n| word_key(n)).collect();
-        if bn.iter().any(|n| ak.contains(&word_key(n))) {
-            return Some(1.0);
-        }
-        let mut best = 0.0f32;
-        for x in &an {
-            let xg = trigrams(x);
-            for y in &bn {
-                let mut d = dice(&xg, &trigrams(y));
-                // "issue 41" and "issue 42", "v1" and "v2": numbers name
-                // different things; "dashboard" and "dashboard v2" may be related.
-                let (nx, ny) = (numbers(x), numbers(y));
-                if nx != ny {
-                    d = if nx.is_empty() || ny.is_empty() {
-                        d.min(0.85)
-                    } else {
-                        d * 0.5
-                    };
-                }
-                best = best.max(d);
+        Some(lexical(a, b))
+    }
+}
+
+/// The lexical similarity of [`Lexical`].
+pub fn lexical(a: &Node, b: &Node) -> f32 {
+    let an: Vec<String> = a.names().collect();
+    let bn: Vec<String> = b.names().collect();
+    let ak: BTreeSet<String> = an.iter().map(|n| word_key(n)).collect();
+    if bn.iter().any(|n| ak.contains(&word_key(n))) {
+        return 1.0;
+    }
+    let mut best = 0.0f32;
+    for x in &an {
+        let xg = trigrams(x);
+        for y in &bn {
+            let mut d = dice(&xg, &trigrams(y));
+            // "issue 41" and "issue 42", "v1" and "v2": numbers name
+            // different things; "dashboard" and "dashboard v2" may be related.
+            let (nx, ny) = (numbers(x), numbers(y));
+            if nx != ny {
+                d = if nx.is_empty() || ny.is_empty() {
+                    d.min(0.85)
+                } else {
+                    d * 0.5
+                };
             }
+            best = best.max(d);
         }
-        Some(best)
+    }
+    best
+}
+
+/// Caps a similarity where the labels carry different numbers ("issue 41"
+/// and "issue 42" embed almost alike but are different things).
+pub fn number_guard(a: &str, b: &str, sim: f32) -> f32 {
+    let (na, nb) = (normalize_name(a), normalize_name(b));
+    let (x, y) = (numbers(&na), numbers(&nb));
+    if x == y {
+        sim
+    } else if x.is_empty() || y.is_empty() {
+        sim.min(0.85)
+    } else {
+        sim * 0.5
+    }
+}
+
+/// Similarity through sentence embeddings ([`crate::semantic::node_text`], cached),
+/// never below the lexical similarity; the number guard applies.
+pub struct EmbedSimilar<'e> {
+    embedder: &'e mut crate::embed::Embedder,
+    cache: HashMap<String, Option<crate::embed::Vector>>,
+}
+
+impl<'e> EmbedSimilar<'e> {
+    /// Wraps a loaded embedder.
+    pub fn new(embedder: &'e mut crate::embed::Embedder) -> EmbedSimilar<'e> {
+        EmbedSimilar {
+            embedder,
+            cache: HashMap::new(),
+        }
+    }
+
+    fn vector(&mut self, n: &Node) -> Option<crate::embed::Vector> {
+        // The same text the hot graph's semantic index embeds.
+        let text = crate::semantic::node_text(n);
+        if let Some(v) = self.cache.get(&text) {
+            return v.clone();
+        }
+        let v = self
+            .embedder
+            .embed_lossy(&[text.as_str()])
+            .ok()
+            .and_then(|mut v| v.pop().flatten());
+        self.cache.insert(text, v.clone());
+        v
+    }
+}
+
+impl Similar for EmbedSimilar<'_> {
+    fn similarity(&mut self, a: &Node, b: &Node) -> Option<f32> {
+        let lex = lexical(a, b);
+        let (Some(va), Some(vb)) = (self.vector(a), self.vector(b)) else {
+            return Some(lex);
+        };
+        let cos = crate::embed::similarity(&va, &vb).unwrap_or(0.0);
+        Some(lex.max(number_guard(&a.label, &b.label, cos)))
     }
 }
 
@@ -223,6 +285,87 @@ pub struct OfflineAdjudicator;
 impl Adjudicator for OfflineAdjudicator {
     fn adjudicate(&mut self, _hot: &Node, _warm: &Node) -> Verdict {
         Verdict::Related
+    }
+}
+
+/// Adjudication by the LLM (`prompts/reconcile.md`) through the probe's
+/// client. After the first failed call the rest of the run is offline (kept
+/// apart with `relates_to`), so a dead endpoint costs one timeout, not one
+/// per pair.
+pub struct LlmAdjudicator {
+    client: crate::llm::LlmClient,
+    prompts: crate::llm::Prompts,
+    /// Calls made.
+    pub calls: u32,
+    /// The failure that turned the rest of the run offline.
+    pub failure: Option<String>,
+}
+
+impl LlmAdjudicator {
+    /// Wraps a client and the prompts in force.
+    pub fn new(client: crate::llm::LlmClient, prompts: crate::llm::Prompts) -> LlmAdjudicator {
+        LlmAdjudicator {
+            client,
+            prompts,
+            calls: 0,
+            failure: None,
+        }
+    }
+
+    /// The LLM adjudicator when `llm.base_url` is configured and the client
+    /// builds; `None` means offline.
+    pub fn from_config(
+        config: &crate::config::Config,
+        home: &crate::store::Home,
+    ) -> Option<LlmAdjudicator> {
+        config
+            .llm
+            .base_url
+            .as_deref()
+            .filter(|b| !b.trim().is_empty())?;
+        match crate::llm::LlmClient::new(&config.llm) {
+            Ok(c) => Some(LlmAdjudicator::new(c, crate::llm::Prompts::load(home))),
+            Err(e) => {
+                tracing::warn!("llm: {e}; ambiguous pairs are kept apart offline");
+                None
+            }
+        }
+    }
+}
+
+impl Adjudicator for LlmAdjudicator {
+    fn adjudicate(&mut self, hot: &Node, warm: &Node) -> Verdict {
+        if self.failure.is_some() {
+            return Verdict::Related;
+        }
+        self.calls += 1;
+        match self.client.adjudicate_pair(&self.prompts, hot, warm) {
+            Ok(crate::llm::Verdict::Same) => Verdict::Same,
+            Ok(crate::llm::Verdict::Unrelated) => Verdict::Distinct,
+            // "One replaces or denies the other": the newer decision wins.
+            Ok(crate::llm::Verdict::Contradicts) => {
+                let choice = matches!(
+                    hot.kind,
+                    NodeKind::Decision
+                        | NodeKind::Correction
+                        | NodeKind::Fact
+                        | NodeKind::Preference
+                );
+                if choice && hot.last_activated > warm.last_activated {
+                    Verdict::Supersedes
+                } else {
+                    Verdict::Contradicts
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "llm adjudication failed: {}; the rest of this run is offline",
+                    e.error
+                );
+                self.failure = Some(e.error.to_string());
+                Verdict::Related
+            }
+        }
     }
 }
 
@@ -419,10 +562,11 @@ pub fn reconcile(
                 if c.domain != h.domain || !kinds_compatible(c.kind, h.kind) {
                     continue;
                 }
-                if let Some(s) = sim.similarity(h, c) {
-                    if s >= ctx.ambiguous_threshold && best.as_ref().is_none_or(|(b, _)| s > *b) {
-                        best = Some((s, cid));
-                    }
+                if let Some(s) = sim.similarity(h, c)
+                    && s >= ctx.ambiguous_threshold
+                    && best.as_ref().is_none_or(|(b, _)| s > *b)
+                {
+                    best = Some((s, cid));
                 }
             }
             let (s, cid) = best?;
@@ -788,6 +932,26 @@ mod tests {
         assert!(s("Resend", "Bento", &mut l) < 0.3);
         assert!(s("topic 3 item 10", "topic 3 item 11", &mut l) < 0.7);
         assert!(s("billing dashboard v2", "billing dashboard v3", &mut l) < 0.7);
+    }
+
+    #[test]
+    fn embeddings_find_what_letters_miss_when_the_model_is_there() {
+        let (embedder, notice) = crate::embed::load_optional(&crate::embed::EmbedPaths::discover());
+        let Some(mut e) = embedder else {
+            eprintln!("skipped: {notice:?}");
+            return;
+        };
+        let mut sim = EmbedSimilar::new(&mut e);
+        let n = |s: &str| node(s, Domain::Technical, 0.5, "s0");
+        let mut s = |a: &str, b: &str| sim.similarity(&n(a), &n(b)).unwrap_or(0.0);
+        let close = s("Postgres database", "PostgreSQL database");
+        let far = s("Postgres database", "email templates");
+        let numbered = s("issue 41", "issue 42");
+        eprintln!("close {close} far {far} numbered {numbered}");
+        assert!(close > far + 0.2, "close {close} far {far}");
+        assert!(numbered < 0.7, "{numbered}");
+        // Never below the lexical similarity.
+        assert!((s("invoice service", "invoices service") - 1.0).abs() < 1e-6);
     }
 
     #[test]

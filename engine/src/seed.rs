@@ -42,6 +42,9 @@ pub struct FlatItem {
     pub line: usize,
     /// Whether it is a correction or rule ("never", "always", "don't" …).
     pub rule: bool,
+    /// The review item it was graduated by (`<!-- rollgraph:ID -->`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graduated: Option<String>,
 }
 
 /// Why seeding failed.
@@ -94,6 +97,8 @@ pub struct SeedReport {
     pub rules: usize,
     /// Items already seeded before (unchanged).
     pub already: usize,
+    /// Items graduated from this store: their node became the anchor.
+    pub linked: usize,
     /// Things worth telling the user.
     pub warnings: Vec<String>,
 }
@@ -110,6 +115,10 @@ static COMMENT: LazyLock<Regex> = LazyLock::new(|| {
 });
 static LIST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+        .unwrap_or_else(|e| unreachable!("static regex: {e}"))
+});
+static MARKER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<!--\s*rollgraph:([a-z]-[0-9a-f]{10})\s*-->")
         .unwrap_or_else(|e| unreachable!("static regex: {e}"))
 });
 static HEADING: LazyLock<Regex> = LazyLock::new(|| {
@@ -178,6 +187,10 @@ pub fn parse_flat(text: &str, section: Option<&str>) -> Vec<FlatItem> {
             let trimmed = text.trim().trim_start_matches(['>', ' ']).trim();
             if in_section && trimmed.chars().filter(|c| c.is_alphanumeric()).count() >= 3 {
                 items.push(FlatItem {
+                    graduated: MARKER
+                        .captures(&raw)
+                        .and_then(|c| c.get(1))
+                        .map(|m| m.as_str().to_owned()),
                     rule: is_rule(trimmed),
                     text: trimmed.to_owned(),
                     section: heading.clone(),
@@ -336,20 +349,22 @@ pub fn seed_file(
     })?;
     let text = String::from_utf8(bytes).map_err(|_| SeedError::NotText(path.clone()))?;
     let items = parse_flat(&text, section.as_deref());
-    if let Some(s) = &section {
-        if items.is_empty()
-            && !text.lines().any(|l| {
-                HEADING.captures(l).is_some_and(|c| {
-                    c.get(2)
-                        .is_some_and(|m| flatten(m.as_str()).eq_ignore_ascii_case(s))
-                })
+    let has_heading = |s: &str| {
+        text.lines().any(|l| {
+            HEADING.captures(l).is_some_and(|c| {
+                c.get(2)
+                    .is_some_and(|m| flatten(m.as_str()).eq_ignore_ascii_case(s))
             })
-        {
-            return Err(SeedError::NoSection {
-                path,
-                section: s.clone(),
-            });
-        }
+        })
+    };
+    if let Some(s) = &section
+        && items.is_empty()
+        && !has_heading(s)
+    {
+        return Err(SeedError::NoSection {
+            path,
+            section: s.clone(),
+        });
     }
     let mut report = SeedReport {
         file: spec.display().to_string(),
@@ -375,6 +390,22 @@ pub fn seed_file(
         let hash = content_hash(&item.text);
         if store.meta.seeded.contains_key(&hash) || entry.seeded.iter().any(|(h, _)| *h == hash) {
             report.already += 1;
+            continue;
+        }
+        // A line this store graduated: its node becomes the anchor, no twin.
+        if let Some(node) = item
+            .graduated
+            .as_deref()
+            .and_then(|g| crate::graduate::ReviewQueue::new(home).get(g).ok())
+            .filter(|r| r.store == key)
+            .and_then(|r| store.graph.node(&r.node).cloned())
+        {
+            let mut node = node;
+            node.anchor = true;
+            node.weight = node.weight.max(config.decay.anchor_floor);
+            report.linked += 1;
+            entry.seeded.push((hash, node.id.clone()));
+            entry.nodes.push(node);
             continue;
         }
         let label = short_label(&item.text);
@@ -451,15 +482,15 @@ pub fn seed_configured(
 /// Resolves a configured path: `~/` against `$HOME`, relative against `cwd`.
 pub fn resolve(spec: &Path, cwd: Option<&str>) -> PathBuf {
     let s = spec.to_string_lossy();
-    if let Some(rest) = s.strip_prefix("~/") {
-        if let Some(h) = std::env::var_os("HOME") {
-            return PathBuf::from(h).join(rest);
-        }
+    if let Some(rest) = s.strip_prefix("~/")
+        && let Some(h) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(h).join(rest);
     }
-    if spec.is_relative() {
-        if let Some(c) = cwd.filter(|c| !c.trim().is_empty()) {
-            return Path::new(c).join(spec);
-        }
+    if spec.is_relative()
+        && let Some(c) = cwd.filter(|c| !c.trim().is_empty())
+    {
+        return Path::new(c).join(spec);
     }
     spec.to_owned()
 }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::graph::{Edge, Graph, GraphDoc, Node, NodeId};
-use crate::store::{FileLock, Home, Journal, StoreError, read_json, write_json};
+use crate::store::{FileLock, Home, Journal, StoreError, read_json, write_atomic};
 
 /// The key of the global store (personal and relationship knowledge).
 pub const GLOBAL_KEY: &str = "global";
@@ -238,17 +238,17 @@ impl WarmStore {
         timeout: Duration,
     ) -> Result<WarmStore, StoreError> {
         let dir = WarmStore::dir_of(home, key)?;
-        fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+        fs::create_dir_all(&dir).map_err(|error| StoreError::Io {
             action: "create directory",
             path: dir.clone(),
-            error: source,
+            error,
         })?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
         let mut load = WarmLoad::default();
         let snap_path = dir.join("snapshot.json");
         let prev_path = dir.join("snapshot.prev.json");
-        let mut base: Option<WarmSnapshot> = None;
-        match read_json::<WarmSnapshot>(&snap_path).and_then(|s| check_snapshot(&snap_path, s)) {
+        let mut base: Option<Loaded> = None;
+        match read_snapshot(&snap_path) {
             Ok(s) => base = s,
             Err(e) => {
                 let aside = dir.join(format!("snapshot.json.corrupt-{}", Utc::now().timestamp()));
@@ -258,9 +258,11 @@ impl WarmStore {
             }
         }
         let repaired = !load.restored.is_empty();
+        // The previous journal holds the entries between the two snapshots:
+        // needed only when the current snapshot is missing or damaged.
+        let from_current = base.is_some();
         if base.is_none() {
-            match read_json::<WarmSnapshot>(&prev_path).and_then(|s| check_snapshot(&prev_path, s))
-            {
+            match read_snapshot(&prev_path) {
                 Ok(Some(s)) => {
                     if repaired {
                         load.restored.push(format!(
@@ -280,16 +282,21 @@ impl WarmStore {
                     .push(format!("{e}; the previous snapshot is unusable too")),
             }
         }
-        let base = base.unwrap_or_default();
-        load.snapshot_seq = base.seq;
-        let mut graph = Graph::from_doc(base.doc).unwrap_or_default();
-        let mut meta = base.meta;
-        let mut last_seq = base.seq;
-        // The previous journal covers the entries between the two snapshots.
-        let (_, prev_entries, prev_torn) =
-            Journal::open::<WarmEntry>(&dir.join("journal.prev.jsonl"), base.seq)?;
+        let Loaded {
+            seq: base_seq,
+            mut graph,
+            mut meta,
+        } = base.unwrap_or_default();
+        load.snapshot_seq = base_seq;
+        let mut last_seq = base_seq;
+        let (prev_entries, prev_torn) = if from_current {
+            (Vec::new(), None)
+        } else {
+            let (_, e, t) = Journal::open::<WarmEntry>(&dir.join("journal.prev.jsonl"), base_seq)?;
+            (e, t)
+        };
         let (mut journal, entries, torn) =
-            Journal::open::<WarmEntry>(&dir.join("journal.jsonl"), base.seq)?;
+            Journal::open::<WarmEntry>(&dir.join("journal.jsonl"), base_seq)?;
         for t in [prev_torn, torn].into_iter().flatten() {
             load.restored.push(t);
         }
@@ -361,24 +368,30 @@ impl WarmStore {
         let snap_path = self.dir.join("snapshot.json");
         let journal_path = self.dir.join("journal.jsonl");
         let seq = self.journal.seq;
-        if rotate && snap_path.exists() {
+        if rotate {
             // Crash-safe order: each step leaves prev snapshot + journals complete.
             let rename = |from: &Path, to: &Path| {
-                fs::rename(from, to).map_err(|source| StoreError::Io {
+                fs::rename(from, to).map_err(|error| StoreError::Io {
                     action: "rotate",
                     path: from.to_owned(),
-                    error: source,
+                    error,
                 })
             };
-            rename(&snap_path, &self.dir.join("snapshot.prev.json"))?;
-            rename(&journal_path, &self.dir.join("journal.prev.jsonl"))?;
+            if snap_path.exists() {
+                rename(&snap_path, &self.dir.join("snapshot.prev.json"))?;
+            }
+            if journal_path.exists() {
+                rename(&journal_path, &self.dir.join("journal.prev.jsonl"))?;
+            }
         }
         let snap = WarmSnapshot {
             seq,
             doc: self.graph.to_doc(),
             meta: self.meta.clone(),
         };
-        write_json(&snap_path, &snap)?;
+        // Compact: a 20,000-node graph parses about twice as fast as pretty JSON.
+        let bytes = serde_json::to_vec(&snap).map_err(|e| corrupt(&snap_path, e.to_string()))?;
+        write_atomic(&snap_path, &bytes)?;
         if rotate {
             let (mut j, _, _) = Journal::open::<WarmEntry>(&journal_path, seq)?;
             j.seq = j.seq.max(seq);
@@ -389,17 +402,24 @@ impl WarmStore {
     }
 }
 
-fn check_snapshot(
-    path: &Path,
-    s: Option<WarmSnapshot>,
-) -> Result<Option<WarmSnapshot>, StoreError> {
-    match s {
-        None => Ok(None),
-        Some(s) => match Graph::from_doc(s.doc.clone()) {
-            Ok(_) => Ok(Some(s)),
-            Err(e) => Err(corrupt(path, format!("invalid graph: {e}"))),
-        },
-    }
+/// A snapshot read and validated.
+#[derive(Default)]
+struct Loaded {
+    seq: u64,
+    graph: Graph,
+    meta: WarmMeta,
+}
+
+fn read_snapshot(path: &Path) -> Result<Option<Loaded>, StoreError> {
+    let Some(s) = read_json::<WarmSnapshot>(path)? else {
+        return Ok(None);
+    };
+    let graph = Graph::from_doc(s.doc).map_err(|e| corrupt(path, format!("invalid graph: {e}")))?;
+    Ok(Some(Loaded {
+        seq: s.seq,
+        graph,
+        meta: s.meta,
+    }))
 }
 
 #[cfg(test)]
