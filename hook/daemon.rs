@@ -172,6 +172,9 @@ pub fn start(home: &Home) -> Result<()> {
         cmd.arg("--idle-timeout").arg(secs.to_string());
     }
     cmd.env("ROLLGRAPH_HOME", home.root())
+        // The daemon may hold the embedding model: have glibc hand freed
+        // memory back instead of letting the process creep past 200 MB.
+        .env("MALLOC_TRIM_THRESHOLD_", "1048576")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

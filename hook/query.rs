@@ -87,7 +87,8 @@ pub fn query_direct(
     let mut s = Session::open_with_timeout(home, session, config.clone(), wait)?;
     let mut opts = QueryOptions::at(now);
     opts.limit = limit.clamp(1, 50);
-    let hits = q::query(&s.graph, text, &opts);
+    let threshold = config.embed.explicit_threshold;
+    let hits = common::with_semantic(config, |sem| q::hybrid_query(&s.graph, text, &opts, sem, threshold));
     s.state.stats.queries += 1;
     s.save_state()?;
     Ok(QueryResult {

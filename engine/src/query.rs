@@ -226,23 +226,107 @@ pub fn query(graph: &Graph, text: &str, opts: &QueryOptions) -> Vec<QueryHit> {
     let Some(top) = lex.first().map(|l| l.score) else {
         return Vec::new();
     };
+    let seeds: Vec<Seed> = lex
+        .iter()
+        .map(|l| Seed {
+            id: l.id.clone(),
+            score: l.score / top,
+            why: vec![matched_reason(l)],
+        })
+        .collect();
+    expand_seeds(graph, seeds, opts)
+}
+
+fn matched_reason(l: &LexicalScore) -> String {
+    let words: Vec<String> = l
+        .matched
+        .iter()
+        .map(|(w, f)| format!("\"{w}\" in {f}"))
+        .collect();
+    format!("matched {}", words.join(", "))
+}
+
+/// A node a query starts from, its relevance in 0..=1 and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Seed {
+    /// The node.
+    pub id: NodeId,
+    /// Relevance, 1 for the best seed.
+    pub score: f64,
+    /// Why it is a seed ("matched …", "close in meaning …").
+    pub why: Vec<String>,
+}
+
+/// Hybrid explicit query: the lexical ranking and the embedding ranking
+/// (nodes whose meaning is within `threshold` of the text) fused by
+/// reciprocal rank, then followed along edges like [`query`]. Without a
+/// model it is exactly [`query`].
+pub fn hybrid_query(
+    graph: &Graph,
+    text: &str,
+    opts: &QueryOptions,
+    sem: Option<&mut crate::semantic::Semantic>,
+    threshold: f32,
+) -> Vec<QueryHit> {
+    let Some(sem) = sem else {
+        return query(graph, text, opts);
+    };
+    let lex = lexical_scores(graph, text);
+    let mut close: Vec<(NodeId, f32)> = Vec::new();
+    match sem.index.sync(graph, &mut sem.embedder, |_| true) {
+        Ok(_) => {
+            if let Ok(v) = sem.embedder.embed_one(text) {
+                close = sem
+                    .index
+                    .nearest(graph, &v, 50, |_| true)
+                    .into_iter()
+                    .filter(|(_, s)| *s >= threshold)
+                    .collect();
+            }
+        }
+        Err(e) => tracing::warn!("embedding failed; lexical query only: {e}"),
+    }
+    if close.is_empty() {
+        return query(graph, text, opts);
+    }
+    let fused = crate::semantic::rrf(
+        &[
+            lex.iter().map(|l| l.id.clone()).collect(),
+            close.iter().map(|(id, _)| id.clone()).collect(),
+        ],
+        60.0,
+    );
+    let Some(top) = fused.first().map(|(_, s)| *s) else {
+        return Vec::new();
+    };
+    let seeds = fused
+        .into_iter()
+        .map(|(id, s)| {
+            let mut why = Vec::new();
+            if let Some(l) = lex.iter().find(|l| l.id == id) {
+                why.push(matched_reason(l));
+            }
+            if let Some((_, sim)) = close.iter().find(|(c, _)| *c == id) {
+                why.push(format!("close in meaning ({sim:.2})"));
+            }
+            Seed { id, score: s / top, why }
+        })
+        .collect();
+    expand_seeds(graph, seeds, opts)
+}
+
+/// Turns seeds into ranked hits: follows edges 1–`hops` hops with a decayed
+/// score, favours heavy and recent nodes, prefers the newer side of a
+/// supersedes pair, and keeps every reason.
+pub fn expand_seeds(graph: &Graph, seeds: Vec<Seed>, opts: &QueryOptions) -> Vec<QueryHit> {
     // Raw relevance per node, and the reasons behind it.
     let mut relevance: BTreeMap<NodeId, (f64, Vec<String>)> = BTreeMap::new();
-    for l in &lex {
-        let s = l.score / top;
-        let words: Vec<String> = l
-            .matched
-            .iter()
-            .map(|(w, f)| format!("\"{w}\" in {f}"))
-            .collect();
-        relevance.insert(
-            l.id.clone(),
-            (s, vec![format!("matched {}", words.join(", "))]),
-        );
+    for sd in &seeds {
+        relevance.insert(sd.id.clone(), (sd.score, sd.why.clone()));
     }
     // Follow edges from the seeds; a neighbour keeps its best path.
-    for l in &lex {
-        let seed_score = l.score / top;
+    for l in &seeds {
+        let seed_score = l.score;
         let Some(seed) = graph.node(&l.id) else {
             continue;
         };
@@ -271,9 +355,9 @@ pub fn query(graph: &Graph, text: &str, opts: &QueryOptions) -> Vec<QueryHit> {
                     };
                     let entry = relevance.entry(other.clone()).or_insert((0.0, Vec::new()));
                     if ns > entry.0 {
-                        // A direct word match stays the first reason.
+                        // A direct match stays the first reason.
                         if entry.0 == 0.0
-                            || !entry.1.first().is_some_and(|r| r.starts_with("matched"))
+                            || !entry.1.first().is_some_and(|r| r.starts_with("matched") || r.starts_with("close in meaning"))
                         {
                             entry.1 = vec![via];
                         } else if !entry.1.contains(&via) {
