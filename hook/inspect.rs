@@ -151,6 +151,22 @@ pub fn show(args: ShowArgs) -> Result<()> {
 struct StatsOut {
     sessions: Vec<SessionStats>,
     overall: Signals,
+    embeddings: String,
+}
+
+/// One line on the local embedding model, from the files alone (no load).
+fn embeddings_line(config: &rollgraph_engine::Config) -> String {
+    if !config.embed.enabled {
+        return "off (embed.enabled = false): matching lexically".into();
+    }
+    let p = rollgraph_engine::embed::EmbedPaths::discover();
+    if !p.ort_dylib.is_file() {
+        return format!("off: ONNX Runtime not found at {} (run scripts/provision.sh); matching lexically", p.ort_dylib.display());
+    }
+    if !p.model_dir.join("model.onnx").is_file() {
+        return format!("off: model not found in {} (run scripts/provision.sh); matching lexically", p.model_dir.display());
+    }
+    format!("provisioned ({})", p.model_dir.display())
 }
 
 #[derive(Serialize)]
@@ -229,6 +245,7 @@ pub fn stats(args: StatsArgs) -> Result<()> {
     let report = StatsOut {
         sessions: rows,
         overall: signals(&overall, config.render.max_tokens),
+        embeddings: embeddings_line(&config),
     };
     if args.json {
         return out_json(&report);
@@ -255,8 +272,8 @@ pub fn stats(args: StatsArgs) -> Result<()> {
     }
     s.push_str(&line("overall", &report.overall));
     s.push_str(&format!(
-        "LLM tokens spent: {}; patches rejected: {}; queries: {}",
-        report.overall.llm_tokens, report.overall.rejected_patches, report.overall.queries
+        "LLM tokens spent: {}; patches rejected: {}; queries: {}\nembeddings: {}",
+        report.overall.llm_tokens, report.overall.rejected_patches, report.overall.queries, report.embeddings
     ));
     out(&s)
 }

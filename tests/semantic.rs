@@ -155,3 +155,14 @@ fn hybrid_query_finds_what_the_words_miss() {
     // Without a model the hybrid query is the lexical one.
     assert_eq!(hybrid_query(&g, text, &opts, None, 0.35), lexical);
 }
+
+#[test]
+fn stats_names_the_missing_model_in_one_line() {
+    let env = TestEnv::new();
+    let o = env.cmd().env("ROLLGRAPH_CACHE", env.dir.path().join("none")).args(["stats"]).output().unwrap_or_else(|e| panic!("{e}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("embeddings:")).collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains("matching lexically") && lines[0].contains("scripts/provision.sh"), "{out}");
+}
