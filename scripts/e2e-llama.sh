@@ -178,6 +178,11 @@ stats = state.get("stats", {})
 print(f"turns replayed:        {replay['turns']}")
 print(f"probes:                {replay['probes']} (sources: {stats.get('probe_sources')})")
 print(f"LLM calls:             {len(calls)} (valid {outcomes.get('valid', 0)}, invalid reply {outcomes.get('invalid_reply', 0)}, endpoint error {outcomes.get('endpoint_error', 0)})")
+# Schema-valid: parsed and matched the patch schema (the rules may still reject it).
+not_schema = ("does not match the schema", "no JSON value", "truncated", "empty reply")
+schema_valid = sum(1 for c in calls if c["outcome"] == "valid"
+                   or (c["outcome"] == "invalid_reply" and not any(k in c.get("error", "") for k in not_schema)))
+print(f"schema-valid replies:  {schema_valid} of {len(calls)} (applied: {outcomes.get('valid', 0)}; the rest fell back to the heuristic)")
 print(f"response_format used:  {status.get('format')}")
 print(f"latency per probe:     p50 {pct(50)} ms, p95 {pct(95)} ms, max {lat[-1] if lat else 0} ms")
 answered = max(1, sum(1 for c in calls if c.get("usage")))
