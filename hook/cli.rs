@@ -2,7 +2,10 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{bench, doctor, inspect, reconcile, replay, review, seed};
+use crate::{
+    bench, daemon, doctor, expand, hook, inspect, install, mcp, query, reconcile, replay, review,
+    seed,
+};
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
 #[derive(Debug, Parser)]
@@ -28,6 +31,20 @@ pub enum Command {
     Config(inspect::ConfigArgs),
     /// Measure the engine: probe rate, render and apply+decay timings.
     Bench(bench::BenchArgs),
+    /// Answer one host hook event (reads the event JSON on stdin; always exits 0).
+    Hook(hook::HookArgs),
+    /// Run the background worker (started on demand by the hook).
+    Daemon(daemon::DaemonArgs),
+    /// Serve `memory_expand` and `memory_query` over MCP (stdio).
+    Mcp(mcp::McpArgs),
+    /// Expand a collapsed part of the render (a handle like `technical/sqlx` or a node id).
+    Expand(expand::ExpandArgs),
+    /// Search the session's graph and say why each item surfaced.
+    Query(query::QueryArgs),
+    /// Install the hooks into a host's settings (for people who don't use plugins).
+    Install(install::InstallArgs),
+    /// Remove what `install` added.
+    Uninstall(install::InstallArgs),
     /// Merge hot sessions into the warm graph now (crashed ones, or a transcript's).
     Reconcile(reconcile::ReconcileArgs),
     /// Seed a warm graph with anchors from a flat memory file.

@@ -2,24 +2,61 @@
 //!
 //! `main` is glue: parse, dispatch, report. All logic lives in the
 //! `rollgraph-engine` crate; modules here only do process plumbing.
+//! `rollgraph hook` is special: it is on the user's critical path, so it is
+//! dispatched before anything else is initialised (no logging subscriber, no
+//! tokio runtime, no config parse) and it always exits 0, even when its
+//! command line is wrong.
 
 mod bench;
 mod cli;
 mod common;
+mod daemon;
 mod doctor;
+mod expand;
+mod hook;
+mod hooklog;
 mod inspect;
+mod install;
+mod mcp;
+mod query;
 mod reconcile;
 mod replay;
 mod review;
 mod seed;
+mod spool;
+mod work;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    common::init_logging();
+    // The hook's fast path: `rollgraph hook <host>` skips building the whole
+    // command tree (a measurable part of a ~2 ms budget).
+    if let Some(args) = hook::fast_args() {
+        hook::run(args);
+        return ExitCode::SUCCESS;
+    }
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // A hook must never fail the host's prompt, not even on a bad
+            // command line: log, print nothing, exit 0.
+            if std::env::args().nth(1).as_deref() == Some("hook") {
+                hook::log_error(&format!("bad hook command line: {}", e.kind()));
+                return ExitCode::SUCCESS;
+            }
+            e.exit();
+        }
+    };
+    if let cli::Command::Hook(args) = cli.command {
+        hook::run(args);
+        return ExitCode::SUCCESS;
+    }
+    // The daemon logs to its own file once it has detached.
+    if !matches!(cli.command, cli::Command::Daemon(_)) {
+        common::init_logging();
+    }
     let result = match cli.command {
         cli::Command::Replay(a) => replay::run(a),
         cli::Command::Render(a) => inspect::render(a),
@@ -27,6 +64,13 @@ fn main() -> ExitCode {
         cli::Command::Stats(a) => inspect::stats(a),
         cli::Command::Config(a) => inspect::config(a),
         cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Hook(_) => Ok(()),
+        cli::Command::Daemon(a) => daemon::run(a),
+        cli::Command::Mcp(a) => mcp::run(a),
+        cli::Command::Expand(a) => expand::run(a),
+        cli::Command::Query(a) => query::run(a),
+        cli::Command::Install(a) => install::run_install(a),
+        cli::Command::Uninstall(a) => install::run_uninstall(a),
         cli::Command::Reconcile(a) => reconcile::run(a),
         cli::Command::Seed(a) => seed::run(a),
         cli::Command::Review(a) => review::run(a),

@@ -125,3 +125,33 @@ fn without_the_model_replay_runs_lexically_and_says_so_once() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
     assert!(v["render"]["tokens"].as_u64().unwrap_or(0) >= 500);
 }
+
+#[test]
+fn hybrid_query_finds_what_the_words_miss() {
+    use rollgraph_engine::graph::Graph;
+    use rollgraph_engine::query::{QueryOptions, hybrid_query, query};
+    let Some(mut sem) = semantic() else { return };
+    let now = DateTime::from_timestamp(1_793_600_000, 0).unwrap_or_default();
+    let mut g = Graph::new();
+    for (label, detail) in [
+        ("Bento", "Sends our transactional mail; chosen over Resend for price"),
+        ("Email footer copy", "Marco wants the footer text of every email shortened"),
+        ("Invoice PDF export", "Customers download their invoice as a PDF"),
+        ("Retry limit", "A failed reminder is tried at most five times"),
+        ("Late fee", "1.5% of the amount due, applied once"),
+    ] {
+        let mut n = node(label, NodeKind::Fact, Domain::Technical);
+        n.detail = Some(detail.into());
+        g.upsert_node(n);
+    }
+    let text = "how often do we try again when sending fails";
+    let opts = QueryOptions::at(now);
+    let lexical = query(&g, text, &opts);
+    assert_eq!(lexical.first().map(|h| h.id.as_str()), Some("bento"), "the fixture should fool the lexical ranking: {lexical:?}");
+    let hybrid = hybrid_query(&g, text, &opts, Some(&mut sem), Config::default().embed.explicit_threshold);
+    let top = hybrid.first().unwrap_or_else(|| panic!("no hits"));
+    assert_eq!(top.id.as_str(), "retry-limit", "{hybrid:?}");
+    assert!(top.why.iter().any(|w| w.starts_with("close in meaning")), "{:?}", top.why);
+    // Without a model the hybrid query is the lexical one.
+    assert_eq!(hybrid_query(&g, text, &opts, None, 0.35), lexical);
+}

@@ -3,13 +3,23 @@
 
 /// Shared helpers: a hermetic environment per test, the snapshot macro.
 mod common;
+/// A hermetic environment for hook, daemon, MCP and install tests (project dir, daemon helpers).
+mod hookenv;
 
 /// Bad input on the CLI: broken transcripts, missing files, unwritable state.
 mod bad_input;
 /// A replay killed at random points reloads with every acknowledged probe.
 mod crash;
+/// The daemon: a whole session of hook calls, single instance, idle exit.
+mod daemon;
+/// `rollgraph hook claude`: every event and every bad input, as a process.
+mod hook;
+/// `rollgraph install claude` / `uninstall claude` on a temp HOME.
+mod install;
 /// The LLM probe against a scripted chat-completions server.
 mod llm;
+/// `rollgraph mcp` over stdio: initialize, tools/list, tools/call.
+mod mcp;
 /// Random valid patches keep the graph consistent; random invalid ones change nothing.
 mod props;
 /// The reconciler's LLM adjudication and graduation drafts against a scripted server.

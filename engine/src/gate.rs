@@ -120,10 +120,10 @@ fn clear_domain(text: &str, min: u32) -> Option<Domain> {
 ///
 /// `known` holds every node label and alias, normalised with
 /// [`normalize_name`].
-pub fn decide(
+pub fn decide<K: KnownNames + ?Sized>(
     state: &mut GateState,
     input: &GateInput<'_>,
-    known: &HashSet<String>,
+    known: &K,
     cfg: &GateConfig,
 ) -> GateDecision {
     let mut triggers = Vec::new();
@@ -257,9 +257,9 @@ fn window_domain(window: &VecDeque<Domain>) -> Option<Domain> {
 
 /// New names in the turn, each with its weight as a signal: people,
 /// projects and named products count 2, files and identifiers 1.
-fn new_names(
+fn new_names<K: KnownNames + ?Sized>(
     input: &GateInput<'_>,
-    known: &HashSet<String>,
+    known: &K,
     pending: &[String],
     cfg: &GateConfig,
 ) -> Vec<(String, u32)> {
@@ -267,7 +267,7 @@ fn new_names(
     let mut consider = |label: &str, points: u32| {
         let norm = normalize_name(label);
         if norm.chars().count() < cfg.min_entity_len
-            || known.contains(&norm)
+            || known.contains_name(&norm)
             || pending.contains(&norm)
         {
             return;
@@ -276,10 +276,7 @@ fn new_names(
         // path known in full also answers to its file name.
         let first = format!("{norm} ");
         let base = format!("/{norm}");
-        if known
-            .iter()
-            .any(|k| k.starts_with(&first) || k.ends_with(&base))
-        {
+        if known.any_starts_or_ends(&first, &base) {
             return;
         }
         if !out.iter().any(|(o, _)| normalize_name(o) == norm) {
@@ -308,6 +305,65 @@ fn new_names(
     }
     out.truncate(cfg.max_reported_entities);
     out
+}
+
+/// The names the gate already knows: node labels and aliases, normalised
+/// with [`normalize_name`].
+pub trait KnownNames {
+    /// Whether `name` is known exactly.
+    fn contains_name(&self, name: &str) -> bool;
+    /// Whether some known name starts with `prefix` or ends with `suffix`.
+    fn any_starts_or_ends(&self, prefix: &str, suffix: &str) -> bool;
+}
+
+impl<S: std::hash::BuildHasher> KnownNames for HashSet<String, S> {
+    fn contains_name(&self, name: &str) -> bool {
+        self.contains(name)
+    }
+
+    fn any_starts_or_ends(&self, prefix: &str, suffix: &str) -> bool {
+        self.iter()
+            .any(|k| k.starts_with(prefix) || k.ends_with(suffix))
+    }
+}
+
+/// Known names borrowed from sorted lines (the session's `terms.txt`):
+/// what the hook uses, since it allocates nothing per name.
+#[derive(Clone, Debug, Default)]
+pub struct SortedNames<'a>(Vec<&'a str>);
+
+impl<'a> SortedNames<'a> {
+    /// One normalised name per line; sorted here if the lines are not.
+    pub fn from_lines(text: &'a str) -> SortedNames<'a> {
+        let mut v: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+        if !v.is_sorted() {
+            v.sort_unstable();
+        }
+        v.dedup();
+        SortedNames(v)
+    }
+
+    /// How many names.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl KnownNames for SortedNames<'_> {
+    fn contains_name(&self, name: &str) -> bool {
+        self.0.binary_search(&name).is_ok()
+    }
+
+    fn any_starts_or_ends(&self, prefix: &str, suffix: &str) -> bool {
+        let i = self.0.partition_point(|k| *k < prefix);
+        self.0.get(i).is_some_and(|k| k.starts_with(prefix))
+            || self.0.iter().any(|k| k.ends_with(suffix))
+    }
 }
 
 /// Builds the `known` set from names (labels and aliases).
@@ -458,5 +514,65 @@ mod tests {
         let mut st = GateState::default();
         let d = run(&mut st, "ok", &[]);
         assert!(d.reason.contains("quiet"), "{}", d.reason);
+    }
+
+    #[test]
+    fn sorted_names_answer_like_the_hash_set() {
+        let names = [
+            "priya raman",
+            "src/billing/invoice.rs",
+            "resend",
+            "dana okafor",
+            "sqlx",
+        ];
+        let set = known_set(names);
+        let mut lines: Vec<&str> = names.to_vec();
+        lines.reverse();
+        let text = lines.join("\n");
+        let sorted = SortedNames::from_lines(&text);
+        assert_eq!(sorted.len(), 5);
+        for (name, first, base) in [
+            ("priya", "priya ", "/priya"),
+            ("invoice.rs", "invoice.rs ", "/invoice.rs"),
+            ("resend", "resend ", "/resend"),
+            ("postgres", "postgres ", "/postgres"),
+            ("dana", "dana ", "/dana"),
+        ] {
+            assert_eq!(
+                sorted.contains_name(name),
+                set.contains_name(name),
+                "{name}"
+            );
+            assert_eq!(
+                sorted.any_starts_or_ends(first, base),
+                set.any_starts_or_ends(first, base),
+                "{name}"
+            );
+        }
+        for prompt in [
+            "Ask Priya to look at invoice.rs",
+            "Use Postgres with sqlx",
+            "Dana Okafor wants it Friday",
+        ] {
+            let a = decide(
+                &mut GateState::default(),
+                &GateInput {
+                    prompt,
+                    previous_reply: "",
+                },
+                &set,
+                &cfg(),
+            );
+            let b = decide(
+                &mut GateState::default(),
+                &GateInput {
+                    prompt,
+                    previous_reply: "",
+                },
+                &sorted,
+                &cfg(),
+            );
+            assert_eq!(a, b, "{prompt}");
+        }
     }
 }

@@ -6,7 +6,8 @@
 //! [`decay`], and the level-of-detail [`render`]. [`session::Session`] drives
 //! that pipeline over crash-safe [`store`] files; [`transcript`] reads Claude
 //! Code transcripts; [`redact`] keeps secrets out of everything; [`llm`]
-//! runs the probe (and the reconciler's questions) on an OpenAI-compatible endpoint.
+//! runs the probe (and the reconciler's questions) on an OpenAI-compatible endpoint;
+//! [`query`] answers explicit searches of a graph.
 //!
 //! Nothing in this crate does process plumbing (hooks, daemon, MCP): that
 //! lives in the `rollgraph` binary.
@@ -25,6 +26,7 @@ pub mod lifecycle;
 pub mod llm;
 pub mod patch;
 pub mod probe;
+pub mod query;
 pub mod reconcile;
 pub mod redact;
 pub mod render;

@@ -11,72 +11,165 @@ use regex::Regex;
 
 struct Rule {
     kind: &'static str,
-    re: Regex,
+    /// Compiled on first use only: most texts never need most rules, and
+    /// compiling all of them costs about a millisecond on the hook's path.
+    re: LazyLock<Option<Regex>>,
     /// Capture group holding the secret (0 = whole match).
     group: usize,
+    /// A cheap necessary condition: when it is false the rule cannot match,
+    /// so its regex is neither compiled nor run.
+    could_match: fn(&str) -> bool,
 }
 
-fn rule(kind: &'static str, pattern: &str, group: usize) -> Option<Rule> {
-    Regex::new(pattern).ok().map(|re| Rule { kind, re, group })
+const TOKEN_PATTERN: &str = concat!(
+    r"\b(?:",
+    r"sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{16,}",
+    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"|whsec_[A-Za-z0-9]{16,}",
+    r"|re_[A-Za-z0-9_]{16,}",
+    r"|gh[pousr]_[A-Za-z0-9]{20,}",
+    r"|github_pat_[A-Za-z0-9_]{20,}",
+    r"|glpat-[A-Za-z0-9_\-]{16,}",
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}",
+    r"|AIza[A-Za-z0-9_\-]{30,}",
+    r"|npm_[A-Za-z0-9]{30,}",
+    r"|hf_[A-Za-z0-9]{30,}",
+    r"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    r")"
+);
+
+const ASSIGNMENT_PATTERN: &str = concat!(
+    r#"(?i)\b[A-Za-z0-9_\-\.]*(?:api[_\-]?key|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_\-]?key|auth)[A-Za-z0-9_\-\.]*"#,
+    r#"["']?\s*(?:=|:|=>)\s*["']?([^\s"',;]{6,})"#
+);
+
+static RULES: [Rule; 6] = [
+    Rule {
+        kind: "private-key",
+        re: LazyLock::new(|| {
+            Regex::new(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)").ok()
+        }),
+        group: 0,
+        could_match: |t| t.contains("-----BEGIN "),
+    },
+    Rule {
+        kind: "token",
+        re: LazyLock::new(|| Regex::new(TOKEN_PATTERN).ok()),
+        group: 0,
+        could_match: could_be_token,
+    },
+    Rule {
+        kind: "url-credentials",
+        re: LazyLock::new(|| {
+            Regex::new(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:([^\s@/]{3,})@").ok()
+        }),
+        group: 1,
+        could_match: |t| t.contains("://") && t.contains('@'),
+    },
+    Rule {
+        kind: "bearer",
+        re: LazyLock::new(|| {
+            Regex::new(r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9_\-\.=+/]{16,})").ok()
+        }),
+        group: 1,
+        could_match: |t| contains_any_ci(t, &["bearer", "basic", "token"]),
+    },
+    Rule {
+        kind: "assignment",
+        re: LazyLock::new(|| Regex::new(ASSIGNMENT_PATTERN).ok()),
+        group: 1,
+        could_match: |t| {
+            (t.contains('=') || t.contains(':'))
+                && contains_any_ci(
+                    t,
+                    &[
+                        "api",
+                        "secret",
+                        "token",
+                        "passw",
+                        "pwd",
+                        "credential",
+                        "private",
+                        "auth",
+                    ],
+                )
+        },
+    },
+    Rule {
+        kind: "high-entropy",
+        re: LazyLock::new(|| Regex::new(r"[A-Za-z0-9+_\-]{32,}={0,2}").ok()),
+        group: 0,
+        could_match: |t| {
+            longest_run(t, |b| {
+                b.is_ascii_alphanumeric() || b == b'+' || b == b'_' || b == b'-'
+            }) >= 32
+        },
+    },
+];
+
+/// Case-insensitive substring test. The `(?i)` rules fold Unicode too (a
+/// Kelvin sign matches `k`), so any non-ASCII text counts as a possible match.
+fn contains_any_ci(text: &str, needles: &[&str]) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let lower = text.to_ascii_lowercase();
+    needles.iter().any(|n| lower.contains(n))
 }
 
-static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    [
-        rule(
-            "private-key",
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
-            0,
-        ),
-        rule(
-            "token",
-            concat!(
-                r"\b(?:",
-                r"sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{16,}",
-                r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
-                r"|whsec_[A-Za-z0-9]{16,}",
-                r"|re_[A-Za-z0-9_]{16,}",
-                r"|gh[pousr]_[A-Za-z0-9]{20,}",
-                r"|github_pat_[A-Za-z0-9_]{20,}",
-                r"|glpat-[A-Za-z0-9_\-]{16,}",
-                r"|xox[abposr]-[A-Za-z0-9\-]{10,}",
-                r"|(?:AKIA|ASIA)[A-Z0-9]{16}",
-                r"|AIza[A-Za-z0-9_\-]{30,}",
-                r"|npm_[A-Za-z0-9]{30,}",
-                r"|hf_[A-Za-z0-9]{30,}",
-                r"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
-                r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
-                r")"
-            ),
-            0,
-        ),
-        rule(
-            "url-credentials",
-            r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:([^\s@/]{3,})@",
-            1,
-        ),
-        rule(
-            "bearer",
-            r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9_\-\.=+/]{16,})",
-            1,
-        ),
-        rule(
-            "assignment",
-            concat!(
-                r#"(?i)\b[A-Za-z0-9_\-\.]*(?:api[_\-]?key|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_\-]?key|auth)[A-Za-z0-9_\-\.]*"#,
-                r#"["']?\s*(?:=|:|=>)\s*["']?([^\s"',;]{6,})"#
-            ),
-            1,
-        ),
-        rule(
-            "high-entropy",
-            r"[A-Za-z0-9+_\-]{32,}={0,2}",
-            0,
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-});
+/// Whether `needle` occurs where the token rule's leading `\b` could hold
+/// (not right after an ASCII word byte; a non-ASCII letter before it is
+/// left to the regex).
+fn at_word_start(text: &str, needle: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(needle)
+        .any(|(i, _)| i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+}
+
+fn could_be_token(t: &str) -> bool {
+    const STARTS: [&str; 23] = [
+        "sk-",
+        "sk_live_",
+        "sk_test_",
+        "rk_live_",
+        "rk_test_",
+        "pk_live_",
+        "pk_test_",
+        "whsec_",
+        "re_",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xox",
+        "AKIA",
+        "ASIA",
+        "AIza",
+        "npm_",
+        "hf_",
+        "SG.",
+    ];
+    STARTS.iter().any(|s| at_word_start(t, s)) || at_word_start(t, "eyJ")
+}
+
+/// Length of the longest run of bytes satisfying `f`.
+fn longest_run(t: &str, f: impl Fn(u8) -> bool) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for &b in t.as_bytes() {
+        if f(b) {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
 
 /// Tokens of this length or more that mix upper, lower and digits are
 /// treated as secrets even without a known prefix.
@@ -97,13 +190,21 @@ fn placeholder(kind: &str) -> String {
 
 /// Replaces every secret in `text` with a `[REDACTED:kind]` placeholder.
 pub fn redact(text: &str) -> Redacted<'_> {
+    redact_with(text, true)
+}
+
+fn redact_with(text: &str, prefilter: bool) -> Redacted<'_> {
     let mut current: Cow<'_, str> = Cow::Borrowed(text);
     let mut count = 0;
     for r in RULES.iter() {
+        if prefilter && !(r.could_match)(&current) {
+            continue;
+        }
+        let Some(re) = r.re.as_ref() else { continue };
         let mut out = String::new();
         let mut last = 0;
         let mut changed = false;
-        for caps in r.re.captures_iter(&current) {
+        for caps in re.captures_iter(&current) {
             let Some(m) = caps.get(r.group) else { continue };
             let secret = m.as_str();
             if secret.starts_with("[REDACTED") {
@@ -211,5 +312,42 @@ mod tests {
         let twice = redact(&once);
         assert_eq!(twice.count, 0);
         assert_eq!(twice.text, once);
+    }
+
+    #[test]
+    fn the_prefilter_never_changes_the_result() {
+        let cases = [
+            "RESEND_API_KEY=re_8sJk2LmQ9xVbN4pT7wZc1",
+            "use sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu for prod",
+            "task-sk-proj-abcdefghijklmnopqrstuv123 and mask_live_51Hx9aBcDeFgHiJkLmNoPqRsTu",
+            "Authorization: BEARER abcdefghijklmnopqrstuvwxyz012345",
+            "the \u{212A}ey is ToKen abcdefghijklmnopqrstuvwxyz012345",
+            "ſecret: Tr0ub4dor&3x",
+            "postgres://sam:hunter2secret@db.internal:5432/ledger",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nabc",
+            "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5 plain",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789 though high",
+            "Let's go with Resend; the password reset flow needs a token: please add one",
+            "éghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        ];
+        for c in cases {
+            assert_eq!(redact_with(c, true), redact_with(c, false), "{c:?}");
+        }
+        for line in include_str!("../../examples/session.jsonl").lines() {
+            assert_eq!(redact_with(line, true), redact_with(line, false), "{line}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prefilter_agrees_with_the_full_scan(parts in proptest::collection::vec(proptest::sample::select(vec![
+            " ", "\n", "=", ": ", "=> ", "@", "://", "-", "_", ".", "é", "\u{212A}", "ſ",
+            "token", "Bearer", "api_key", "PASSWORD", "auth", "secret", "sk-", "sk_live_", "re_", "ghp_", "xoxb-", "AKIA",
+            "eyJhbGciOiJIUzI1NiJ9", "SG.", "hf_", "npm_", "-----BEGIN RSA PRIVATE KEY-----",
+            "abcdefghijklmnop", "ABCDEFGH12345678", "Tr0ub4dor&3", "x", "9",
+        ]), 0..14)) {
+            let text: String = parts.concat();
+            proptest::prop_assert_eq!(redact_with(&text, true), redact_with(&text, false));
+        }
     }
 }

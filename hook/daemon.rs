@@ -1,0 +1,553 @@
+//! `rollgraph daemon`: the background worker, and the hook's way to reach it.
+//!
+//! One per user (per state home): a [`FileLock`] on `daemon.lock` makes sure
+//! two never run, and only the lock holder may replace a stale socket. It
+//! listens on `daemon.sock` (mode 0600, in the state home, never TCP) for
+//! one-line requests — `work` (a poke: spools have new jobs), `ping`,
+//! `shutdown`, and JSON `expand` / `query` requests from the CLI and the MCP
+//! server — and drains the spools session by session, in order, in a
+//! blocking task (probes never run on the async threads). It rescans the
+//! spools every second even without a poke, so work spooled while no daemon
+//! ran (or while the socket was unreachable) is picked up, and it exits
+//! after `--idle-timeout` seconds without work or requests, removing its
+//! socket.
+//!
+//! The hook starts it on demand: [`poke_or_start`] connects without blocking
+//! and, when nobody listens, spawns `rollgraph daemon` with stdin, stdout and
+//! stderr on /dev/null and does not wait. The daemon then detaches itself
+//! before any runtime exists: `setsid` (its own session and process group,
+//! no controlling terminal) and closes every inherited descriptor above 2.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rollgraph_engine::store::{FileLock, Home, StoreError};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::sync::{Notify, Semaphore};
+
+use crate::hooklog::{LogLimits, LogWriter};
+use crate::{spool, work};
+
+/// Default idle timeout, seconds.
+pub const DEFAULT_IDLE_SECS: u64 = 120;
+
+/// Longest request line accepted on the socket.
+const MAX_REQUEST: usize = 64 * 1024;
+
+/// Most connections served at once (more wait in the kernel's backlog).
+const MAX_CONNECTIONS: usize = 32;
+
+/// How often the spools are rescanned without a poke.
+const RESCAN: Duration = Duration::from_secs(1);
+
+/// Run the background worker.
+#[derive(Debug, clap::Args)]
+pub struct DaemonArgs {
+    /// Exit after this many seconds without work or requests.
+    #[arg(long, default_value_t = DEFAULT_IDLE_SECS)]
+    pub idle_timeout: u64,
+    /// Stay attached to the terminal (no setsid, inherited descriptors kept) and log to stderr.
+    #[arg(long)]
+    pub foreground: bool,
+}
+
+/// The daemon's socket.
+pub fn socket_path(home: &Home) -> PathBuf {
+    home.root().join("daemon.sock")
+}
+
+/// The single-instance lock.
+pub fn lock_path(home: &Home) -> PathBuf {
+    home.root().join("daemon.lock")
+}
+
+/// The running daemon's process id (written while it holds the lock).
+pub fn pid_path(home: &Home) -> PathBuf {
+    home.root().join("daemon.pid")
+}
+
+/// A request on the socket (besides the plain-text `work`, `ping`, `shutdown`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Expand a handle in a session (raises its nodes, counts an expansion).
+    Expand {
+        /// The session.
+        session: String,
+        /// The handle or node id.
+        handle: String,
+    },
+    /// Query a session's graph.
+    Query {
+        /// The session.
+        session: String,
+        /// The query text.
+        text: String,
+        /// Most hits.
+        limit: usize,
+    },
+}
+
+/// The answer to a [`Request`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Response {
+    /// Whether it worked.
+    pub ok: bool,
+    /// The result (an expansion or a query result) when it worked.
+    #[serde(default)]
+    pub result: serde_json::Value,
+    /// What went wrong otherwise.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Connects to the daemon's socket without ever blocking: a listener whose
+/// backlog is full (a hung daemon) gives `WouldBlock`, not a wait.
+fn connect_nonblocking(path: &Path) -> std::io::Result<UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    let addr = SocketAddrUnix::new(path)?;
+    rustix::net::connect(&fd, &addr)?;
+    Ok(UnixStream::from(fd))
+}
+
+/// Outcome of a poke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poke {
+    /// A daemon took the poke.
+    Sent,
+    /// A daemon is there but not accepting (hung or swamped): leave it; it
+    /// rescans the spools when it recovers.
+    Busy,
+    /// Nobody listens.
+    Absent,
+}
+
+/// Tells a running daemon there is work, without waiting for it.
+pub fn poke(home: &Home) -> Poke {
+    match connect_nonblocking(&socket_path(home)) {
+        Ok(mut s) => match s.write(b"work\n") {
+            Ok(_) => Poke::Sent,
+            Err(_) => Poke::Busy,
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Poke::Busy,
+        Err(_) => Poke::Absent,
+    }
+}
+
+/// Pokes the daemon, starting one when none listens. Problems go to `errors`.
+pub fn poke_or_start(home: &Home, errors: &mut Vec<String>) {
+    if poke(home) != Poke::Absent {
+        return;
+    }
+    if let Err(e) = start(home) {
+        errors.push(format!("starting the daemon: {e:#}"));
+    }
+}
+
+/// Spawns `rollgraph daemon`, detached, without waiting for it. The daemon
+/// itself checks the lock, so a race of two hooks starts one daemon.
+pub fn start(home: &Home) -> Result<()> {
+    let exe = std::env::current_exe().context("locating the rollgraph binary")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("daemon");
+    // Tests (and impatient users) shorten the idle timeout through the env.
+    if let Some(secs) = std::env::var("ROLLGRAPH_DAEMON_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        cmd.arg("--idle-timeout").arg(secs.to_string());
+    }
+    cmd.env("ROLLGRAPH_HOME", home.root())
+        // The daemon may hold the embedding model: have glibc hand freed
+        // memory back instead of letting the process creep past 200 MB.
+        .env("MALLOC_TRIM_THRESHOLD_", "1048576")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // Don't pin the user's directory (an unmountable disk, a deleted repo).
+    cmd.current_dir("/");
+    // Not waited for on purpose: the hook exits at once, the daemon is
+    // reparented, and it detaches itself (setsid) as its first act.
+    #[allow(clippy::zombie_processes)]
+    let _child = cmd.spawn().context("spawning `rollgraph daemon`")?;
+    Ok(())
+}
+
+/// Sends one request line and reads one answer line, within `timeout`.
+pub fn request_line(home: &Home, line: &str, timeout: Duration) -> Result<String> {
+    let path = socket_path(home);
+    let s =
+        connect_nonblocking(&path).with_context(|| format!("connecting to {}", path.display()))?;
+    s.set_nonblocking(false)?;
+    s.set_read_timeout(Some(timeout))?;
+    s.set_write_timeout(Some(timeout))?;
+    let mut w = &s;
+    w.write_all(line.as_bytes())?;
+    w.write_all(b"\n")?;
+    let mut buf = Vec::new();
+    BufReader::new(&s)
+        .take(16 << 20)
+        .read_until(b'\n', &mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).trim_end().to_owned())
+}
+
+/// Why a request to the daemon failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The daemon could not be reached or did not answer in time.
+    #[error("daemon unreachable: {0}")]
+    Unreachable(String),
+    /// The daemon answered that the request failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Whether something accepts connections on the socket right now.
+pub fn reachable(home: &Home) -> bool {
+    connect_nonblocking(&socket_path(home)).is_ok()
+}
+
+/// Sends a JSON request to the daemon.
+pub fn request(
+    home: &Home,
+    req: &Request,
+    timeout: Duration,
+) -> Result<serde_json::Value, RequestError> {
+    let line = serde_json::to_string(req).map_err(|e| RequestError::Failed(e.to_string()))?;
+    let answer = request_line(home, &line, timeout)
+        .map_err(|e| RequestError::Unreachable(format!("{e:#}")))?;
+    let r: Response = serde_json::from_str(&answer)
+        .map_err(|e| RequestError::Unreachable(format!("daemon answered {answer:?}: {e}")))?;
+    if r.ok {
+        Ok(r.result)
+    } else {
+        Err(RequestError::Failed(
+            r.error.unwrap_or_else(|| "daemon request failed".into()),
+        ))
+    }
+}
+
+/// Closes every descriptor above stderr that this process inherited, so the
+/// daemon never holds a pipe or file of whoever started it.
+#[allow(unsafe_code)]
+fn close_inherited_fds() {
+    let fds: Vec<i32> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(rd) => rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+            .collect(),
+        Err(_) => return,
+    };
+    // The ReadDir above had a descriptor of its own, closed by now: only
+    // close what is still open (closing a stale number is an error).
+    for fd in fds.into_iter().filter(|&fd| fd > 2) {
+        if std::fs::symlink_metadata(format!("/proc/self/fd/{fd}")).is_err() {
+            continue;
+        }
+        // SAFETY: this runs first thing in the daemon, before any Rust object
+        // owns a descriptor above 2 (no runtime, no files, no lock yet), so
+        // nothing else refers to these descriptors, and each one is open.
+        unsafe { rustix::io::close(fd) };
+    }
+}
+
+/// Runs the daemon until it is idle, told to shut down, or signalled.
+pub fn run(args: DaemonArgs) -> Result<()> {
+    if !args.foreground {
+        // Our own session and process group, no controlling terminal.
+        let _ = rustix::process::setsid();
+        close_inherited_fds();
+    }
+    // Everything we create (socket, logs, spools) is for this user only.
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+    let home = Home::from_env();
+    let config = rollgraph_engine::Config::load_default(home.root());
+    let limits = config
+        .as_ref()
+        .map(LogLimits::from_config)
+        .unwrap_or_default();
+    init_log(&home, limits, args.foreground);
+    std::panic::set_hook(Box::new(|info| tracing::error!("daemon panicked: {info}")));
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!("{e}; using the defaults");
+            rollgraph_engine::Config::default()
+        }
+    };
+    std::fs::create_dir_all(home.root())
+        .with_context(|| format!("creating {}", home.root().display()))?;
+    let _lock = match FileLock::try_acquire(&lock_path(&home)) {
+        Ok(l) => l,
+        Err(StoreError::Locked(_)) => {
+            tracing::debug!("another daemon holds the lock; exiting");
+            return Ok(());
+        }
+        Err(e) => {
+            tracing::error!("daemon lock: {e}");
+            return Err(e.into());
+        }
+    };
+    let _ = std::fs::write(pid_path(&home), format!("{}\n", std::process::id()));
+    let sock = socket_path(&home);
+    // We hold the lock: any socket file left is a dead daemon's.
+    let _ = std::fs::remove_file(&sock);
+    let listener = std::os::unix::net::UnixListener::bind(&sock);
+    let listener = match listener {
+        Ok(l) => {
+            let _ = std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o600));
+            l.set_nonblocking(true)?;
+            Some(l)
+        }
+        Err(e) => {
+            // Keep working from the spools; pokes just won't reach us.
+            tracing::error!(
+                "cannot listen on {}: {e}; working from rescans only",
+                sock.display()
+            );
+            None
+        }
+    };
+    tracing::info!("daemon started (idle timeout {}s)", args.idle_timeout);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(4)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let result = rt.block_on(serve(
+        home.clone(),
+        config,
+        listener,
+        Duration::from_secs(args.idle_timeout),
+    ));
+    rt.shutdown_timeout(Duration::from_secs(5));
+    // We held the lock the whole time, so the socket and pid files are ours.
+    let _ = std::fs::remove_file(&sock);
+    let _ = std::fs::remove_file(pid_path(&home));
+    tracing::info!("daemon stopped");
+    result
+}
+
+fn init_log(home: &Home, limits: LogLimits, foreground: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ROLLGRAPH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    if foreground {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .try_init();
+    } else {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .without_time()
+            .with_target(false)
+            .with_writer(LogWriter::new(home.log_path(), limits))
+            .try_init();
+    }
+}
+
+struct Shared {
+    home: Home,
+    config: rollgraph_engine::Config,
+    work: Notify,
+    stop: Notify,
+    stopping: AtomicBool,
+    last_activity: std::sync::Mutex<Instant>,
+}
+
+impl Shared {
+    fn active(&self) {
+        if let Ok(mut t) = self.last_activity.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_activity
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+
+    fn shutdown(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.stop.notify_waiters();
+        self.work.notify_one();
+    }
+}
+
+async fn serve(
+    home: Home,
+    config: rollgraph_engine::Config,
+    listener: Option<std::os::unix::net::UnixListener>,
+    idle: Duration,
+) -> Result<()> {
+    let shared = Arc::new(Shared {
+        home,
+        config,
+        work: Notify::new(),
+        stop: Notify::new(),
+        stopping: AtomicBool::new(false),
+        last_activity: std::sync::Mutex::new(Instant::now()),
+    });
+    if let Some(l) = listener {
+        let l = tokio::net::UnixListener::from_std(l).context("registering the socket")?;
+        tokio::spawn(accept_loop(l, shared.clone()));
+    }
+    {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut term), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            tracing::info!("signal received; stopping");
+            shared.shutdown();
+        });
+    }
+    loop {
+        let s = shared.clone();
+        let done = tokio::task::spawn_blocking(move || work::drain(&s.home, &s.config)).await;
+        match done {
+            Ok(n) if n > 0 => shared.active(),
+            Ok(_) => {}
+            Err(e) => tracing::error!("work task failed: {e}"),
+        }
+        if shared.stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        if shared.idle_for() >= idle {
+            let h = shared.home.clone();
+            let pending = tokio::task::spawn_blocking(move || spool::pending(&h))
+                .await
+                .unwrap_or(false);
+            if !pending {
+                tracing::info!("idle for {}s; exiting", idle.as_secs());
+                break;
+            }
+        }
+        let wait = RESCAN.min(
+            idle.saturating_sub(shared.idle_for())
+                .max(Duration::from_millis(50)),
+        );
+        tokio::select! {
+            _ = shared.work.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+    Ok(())
+}
+
+async fn accept_loop(listener: tokio::net::UnixListener, shared: Arc<Shared>) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let permit = match slots.clone().acquire_owned().await {
+            Ok(p) => p,
+            Err(_) => return,
+        };
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = shared.stop.notified() => return,
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                shared.active();
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = connection(stream, &shared).await {
+                        tracing::debug!("connection: {e:#}");
+                    }
+                    drop(permit);
+                });
+            }
+            Err(e) => {
+                tracing::warn!("accept: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+async fn connection(stream: tokio::net::UnixStream, shared: &Arc<Shared>) -> Result<()> {
+    let (r, mut w) = stream.into_split();
+    let mut reader =
+        tokio::io::BufReader::new(tokio::io::AsyncReadExt::take(r, MAX_REQUEST as u64));
+    let mut line = String::new();
+    let n = tokio::time::timeout(Duration::from_secs(5), reader.read_line(&mut line)).await??;
+    if n == 0 {
+        return Ok(());
+    }
+    let answer = match line.trim() {
+        "work" => {
+            shared.work.notify_one();
+            "ok".to_owned()
+        }
+        "ping" => "pong".to_owned(),
+        "shutdown" => {
+            shared.shutdown();
+            "bye".to_owned()
+        }
+        other => {
+            let resp = match serde_json::from_str::<Request>(other) {
+                Ok(req) => {
+                    let s = shared.clone();
+                    match tokio::task::spawn_blocking(move || {
+                        work::serve_request(&s.home, &s.config, req)
+                    })
+                    .await
+                    {
+                        Ok(Ok(v)) => Response {
+                            ok: true,
+                            result: v,
+                            error: None,
+                        },
+                        Ok(Err(e)) => Response {
+                            ok: false,
+                            result: serde_json::Value::Null,
+                            error: Some(format!("{e:#}")),
+                        },
+                        Err(e) => Response {
+                            ok: false,
+                            result: serde_json::Value::Null,
+                            error: Some(format!("request task failed: {e}")),
+                        },
+                    }
+                }
+                Err(e) => Response {
+                    ok: false,
+                    result: serde_json::Value::Null,
+                    error: Some(format!("unknown request: {e}")),
+                },
+            };
+            shared.active();
+            serde_json::to_string(&resp)?
+        }
+    };
+    w.write_all(answer.as_bytes()).await?;
+    w.write_all(b"\n").await?;
+    w.shutdown().await?;
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! `rollgraph expand HANDLE`: show a collapsed part of the render in full.
+//!
+//! Asking is a signal: the expanded nodes are raised (a journaled touch) and
+//! the expansion is counted in the session's stats. The session may be held
+//! by the daemon, so the request goes through the daemon when one listens,
+//! else the session is opened directly with a short lock timeout; if both
+//! fail the expansion is spooled, so the raise is never lost.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use chrono::{DateTime, Utc};
+use rollgraph_engine::graph::NodeId;
+use rollgraph_engine::render;
+use rollgraph_engine::session::{Session, read_render};
+use rollgraph_engine::store::{Home, StoreError};
+use rollgraph_engine::{Config, clock};
+use serde::{Deserialize, Serialize};
+
+use crate::common;
+use crate::daemon::{self, Request};
+use crate::spool::{self, Job, JobLine};
+
+/// Expand a collapsed part of the render.
+#[derive(Debug, clap::Args)]
+pub struct ExpandArgs {
+    /// A handle from the render (`technical/sqlx`, `personal/other`) or a node id.
+    pub handle: String,
+    /// The session (default: the latest one in this directory, else the latest).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// An expansion's result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expansion {
+    /// The session.
+    pub session: String,
+    /// The handle asked for.
+    pub handle: String,
+    /// The nodes shown, strongest first.
+    pub ids: Vec<NodeId>,
+    /// The nodes in full.
+    pub text: String,
+}
+
+/// How long a direct expansion waits for the session lock.
+const LOCK_WAIT: Duration = Duration::from_millis(1_500);
+
+/// Expands `handle` in an open session: describes its nodes, raises them,
+/// counts the expansion.
+pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Result<Expansion> {
+    let Some(ids) = render::expand_handle(&s.graph, handle) else {
+        let known = read_render(&s.dir)
+            .ok()
+            .flatten()
+            .map(|r| r.handles)
+            .unwrap_or_default();
+        return Err(if known.is_empty() {
+            anyhow!("unknown handle {handle:?}")
+        } else {
+            anyhow!(
+                "unknown handle {handle:?}; the current render offers: {}",
+                known.join(", ")
+            )
+        });
+    };
+    let edges = s.config.render.edges_per_node.max(6);
+    let mut text = format!(
+        "{handle} ({} node{}):\n",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" }
+    );
+    for id in &ids {
+        if let Some(n) = s.graph.node(id) {
+            text.push_str(&render::describe(&s.graph, n, now, edges));
+            text.push('\n');
+        }
+    }
+    let boost = s.config.probe.mention_boost;
+    s.touch(&ids, boost, now)?;
+    s.state.stats.expansions += 1;
+    s.save_state()?;
+    Ok(Expansion {
+        session: s.id().to_owned(),
+        handle: handle.to_owned(),
+        ids,
+        text,
+    })
+}
+
+/// Opens the session (waiting up to `wait` for its lock) and expands.
+pub fn expand_direct(
+    home: &Home,
+    config: &Config,
+    session: &str,
+    handle: &str,
+    now: DateTime<Utc>,
+    wait: Duration,
+) -> Result<Expansion> {
+    let mut s = Session::open_with_timeout(home, session, config.clone(), wait)?;
+    expand_session(&mut s, handle, now)
+}
+
+/// Expands through the daemon when it listens, else directly; when the
+/// session stays busy, spools the expansion and says so.
+pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Result<Expansion> {
+    let now = clock::now();
+    if daemon::reachable(home) {
+        let req = Request::Expand {
+            session: session.to_owned(),
+            handle: handle.to_owned(),
+        };
+        match daemon::request(home, &req, Duration::from_secs(5)) {
+            Ok(v) => return serde_json::from_value(v).context("the daemon's expansion"),
+            Err(daemon::RequestError::Failed(msg)) => return Err(anyhow!(msg)),
+            Err(e) => tracing::debug!("daemon: {e}; expanding directly"),
+        }
+    }
+    match expand_direct(home, config, session, handle, now, LOCK_WAIT) {
+        Ok(e) => Ok(e),
+        Err(e)
+            if e.downcast_ref::<StoreError>()
+                .is_some_and(|s| matches!(s, StoreError::Locked(_))) =>
+        {
+            let line = JobLine {
+                session: session.to_owned(),
+                host: "cli".into(),
+                cwd: None,
+                transcript_path: None,
+                ts: now,
+                job: Job::Expand {
+                    handle: handle.to_owned(),
+                },
+            };
+            spool::append(home, &line)?;
+            let mut errors = Vec::new();
+            daemon::poke_or_start(home, &mut errors);
+            Err(anyhow!(
+                "session {session} is busy; the expansion of {handle:?} was queued — try again in a moment"
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `rollgraph expand`.
+pub fn run(args: ExpandArgs) -> Result<()> {
+    let home = Home::from_env();
+    let config = Config::load_default(home.root())?;
+    let session = common::pick_session(&home, args.session.as_deref())?;
+    let e = expand(&home, &config, &session, &args.handle)?;
+    let out = if args.json {
+        serde_json::to_string_pretty(&e)?
+    } else {
+        e.text.trim_end().to_owned()
+    };
+    crate::common::out(&out)
+}

@@ -1,0 +1,415 @@
+//! The spool: per-session, append-only JSONL queues of work from the hook to
+//! the daemon.
+//!
+//! The hook owns the spool (it only appends); the daemon owns everything in
+//! the session directory. That split is what lets the hook answer without
+//! waiting for the session lock. Files, under `$ROLLGRAPH_HOME/spool/`:
+//!
+//! - `<session>.jsonl`: one [`JobLine`] per line, appended under an advisory
+//!   lock on the file itself (held for one `write`). Bounded at
+//!   [`SPOOL_MAX_BYTES`]: past it the hook refuses new jobs with a log line
+//!   (the transcript still has the turns; a later reconcile recovers them).
+//! - `<session>.off`: how far the daemon has processed (a byte offset). The
+//!   daemon truncates the spool to zero once it has caught up.
+//! - `<session>.gate.json`: the hook's own copy of the gate state, used by
+//!   the inline gate (the daemon's gate in the session is authoritative).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use rollgraph_engine::gate::GateDecision;
+use rollgraph_engine::store::{Home, valid_session_id};
+use serde::{Deserialize, Serialize};
+
+/// A spool file larger than this refuses new jobs.
+pub const SPOOL_MAX_BYTES: u64 = 4 << 20;
+
+/// Longest prompt or reply text kept in one job (characters).
+pub const MAX_TEXT_CHARS: usize = 16_000;
+
+/// How long the hook waits for the spool lock before giving up.
+const LOCK_BUDGET: Duration = Duration::from_millis(50);
+
+/// Most jobs the daemon takes from one spool in one batch.
+pub const BATCH_MAX: usize = 256;
+
+/// One unit of work for the daemon.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Job {
+    /// SessionStart: make sure the session exists; unless `compact`, recover
+    /// unfinished sessions and seed from the warm graph.
+    Start {
+        /// startup | resume | clear | compact.
+        source: String,
+        /// Tokens the hook injected from the last render.
+        #[serde(default)]
+        injected_tokens: usize,
+    },
+    /// UserPromptSubmit: a new turn for the gate (and maybe a probe).
+    Turn {
+        /// The prompt, redacted.
+        prompt: String,
+        /// The hook's inline gate decision (the daemon decides again).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gate: Option<GateDecision>,
+        /// Tokens the hook injected from the last render.
+        #[serde(default)]
+        injected_tokens: usize,
+    },
+    /// Stop: the assistant's reply to the current turn, redacted.
+    Reply {
+        /// The reply text.
+        text: String,
+    },
+    /// PreCompact / SessionEnd: reconcile the hot graph into the warm one.
+    Reconcile {
+        /// `compaction` or `session_end`.
+        reason: String,
+    },
+    /// PostCompact: the host compacted the conversation.
+    Compacted,
+    /// An expansion that could not be applied directly (the session was
+    /// busy): the daemon resolves the handle and raises its nodes.
+    Expand {
+        /// The handle or node id.
+        handle: String,
+    },
+}
+
+/// A job with its envelope, as one spool line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobLine {
+    /// The session.
+    pub session: String,
+    /// The host (`claude`, `codex`).
+    #[serde(default)]
+    pub host: String,
+    /// The project directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The host's transcript file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    /// When the hook saw it.
+    pub ts: DateTime<Utc>,
+    /// The work.
+    #[serde(flatten)]
+    pub job: Job,
+}
+
+/// The spool directory.
+pub fn dir(home: &Home) -> PathBuf {
+    home.root().join("spool")
+}
+
+fn file(home: &Home, session: &str, ext: &str) -> Result<PathBuf> {
+    if !valid_session_id(session) {
+        bail!("invalid session id {session:?}");
+    }
+    Ok(dir(home).join(format!("{session}.{ext}")))
+}
+
+/// Path of a session's spool.
+pub fn spool_path(home: &Home, session: &str) -> Result<PathBuf> {
+    file(home, session, "jsonl")
+}
+
+/// Path of the hook's gate state for a session.
+pub fn gate_path(home: &Home, session: &str) -> Result<PathBuf> {
+    file(home, session, "gate.json")
+}
+
+fn offset_path(home: &Home, session: &str) -> Result<PathBuf> {
+    file(home, session, "off")
+}
+
+/// Creates the spool directory, readable by this user only (it holds
+/// redacted prompts).
+pub fn create_dir(home: &Home) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let d = dir(home);
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&d)
+        .with_context(|| format!("creating {}", d.display()))
+}
+
+/// Cuts a text to [`MAX_TEXT_CHARS`] characters.
+pub fn bounded(text: &str) -> String {
+    match text.char_indices().nth(MAX_TEXT_CHARS) {
+        Some((i, _)) => text[..i].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+fn lock_within(f: &File, budget: Duration) -> Result<()> {
+    let start = Instant::now();
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < budget => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
+            Err(fs::TryLockError::WouldBlock) => bail!("spool is locked (waited {budget:?})"),
+            Err(fs::TryLockError::Error(e)) => return Err(e).context("locking the spool"),
+        }
+    }
+}
+
+/// Appends a job to its session's spool. Refuses (with an error the caller
+/// logs) when the spool is over [`SPOOL_MAX_BYTES`].
+pub fn append(home: &Home, line: &JobLine) -> Result<()> {
+    let path = spool_path(home, &line.session)?;
+    let mut bytes = serde_json::to_vec(line).context("serialising a job")?;
+    bytes.push(b'\n');
+    let mut f = match OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            create_dir(home)?;
+            OpenOptions::new()
+                .create(true)
+                .read(true)
+                .append(true)
+                .open(&path)
+                .with_context(|| format!("opening {}", path.display()))?
+        }
+        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    };
+    lock_within(&f, LOCK_BUDGET)?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len + bytes.len() as u64 > SPOOL_MAX_BYTES {
+        bail!(
+            "spool {} is full ({len} bytes): job dropped",
+            path.display()
+        );
+    }
+    if len > 0 {
+        // A writer killed mid-line leaves a torn tail: end it first so this
+        // job starts on its own line (the daemon skips the torn one).
+        let mut last = [0u8; 1];
+        if f.seek(SeekFrom::Start(len - 1)).is_ok()
+            && f.read_exact(&mut last).is_ok()
+            && last[0] != b'\n'
+        {
+            bytes.insert(0, b'\n');
+        }
+    }
+    f.write_all(&bytes)
+        .with_context(|| format!("appending to {}", path.display()))?;
+    Ok(())
+}
+
+/// Sessions with a spool file.
+pub fn sessions(home: &Home) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir(home))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .map(str::to_owned)
+        })
+        .filter(|s| valid_session_id(s))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A batch of jobs taken from a spool.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The jobs with the offset just past each.
+    pub jobs: Vec<(JobLine, u64)>,
+    /// Lines that were not valid jobs (skipped), described.
+    pub skipped: Vec<String>,
+    /// Offset the batch started at.
+    pub start: u64,
+    /// Offset after the whole batch (including skipped lines).
+    pub end: u64,
+}
+
+/// Reads up to `max` unprocessed jobs of a session (daemon side).
+pub fn take(home: &Home, session: &str, max: usize) -> Result<Batch> {
+    let path = spool_path(home, session)?;
+    let mut f = match OpenOptions::new().read(true).write(true).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Batch::default()),
+        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    };
+    lock_within(&f, Duration::from_secs(2))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut start = read_offset(home, session);
+    if start > len {
+        // The spool was truncated after the offset was written.
+        start = 0;
+    }
+    let mut batch = Batch {
+        start,
+        end: start,
+        ..Batch::default()
+    };
+    if start == len {
+        return Ok(batch);
+    }
+    f.seek(SeekFrom::Start(start))
+        .context("seeking the spool")?;
+    let mut data = Vec::new();
+    Read::by_ref(&mut f)
+        .take(SPOOL_MAX_BYTES * 2)
+        .read_to_end(&mut data)
+        .context("reading the spool")?;
+    // Writers hold the lock for a whole line, so under the lock an
+    // unterminated tail can only be a torn write: skip it too.
+    let mut pos = 0usize;
+    while pos < data.len() && batch.jobs.len() < max {
+        let end = data[pos..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| pos + i + 1)
+            .unwrap_or(data.len());
+        let raw = &data[pos..end];
+        let text = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let offset = start + end as u64;
+        if !text.iter().all(u8::is_ascii_whitespace) {
+            match serde_json::from_slice::<JobLine>(text) {
+                Ok(j) if j.session == session => batch.jobs.push((j, offset)),
+                Ok(j) => batch.skipped.push(format!(
+                    "job for session {} in the spool of {session}",
+                    j.session
+                )),
+                Err(e) => batch.skipped.push(format!(
+                    "unreadable spool line at byte {}: {e}",
+                    start + pos as u64
+                )),
+            }
+        }
+        batch.end = offset;
+        pos = end;
+    }
+    Ok(batch)
+}
+
+fn read_offset(home: &Home, session: &str) -> u64 {
+    offset_path(home, session)
+        .ok()
+        .and_then(|p| fs::read_to_string(p).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Records that everything before `offset` is processed.
+pub fn commit(home: &Home, session: &str, offset: u64) -> Result<()> {
+    let path = offset_path(home, session)?;
+    rollgraph_engine::store::write_atomic(&path, offset.to_string().as_bytes())?;
+    Ok(())
+}
+
+/// Empties a spool the daemon has caught up with (so it never grows without
+/// bound); removes it and its offset when nothing new arrived.
+pub fn compact(home: &Home, session: &str) -> Result<()> {
+    let path = spool_path(home, session)?;
+    let f = match OpenOptions::new().read(true).write(true).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    };
+    lock_within(&f, Duration::from_secs(2))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if read_offset(home, session) >= len {
+        f.set_len(0).context("truncating the spool")?;
+        commit(home, session, 0)?;
+    }
+    Ok(())
+}
+
+/// Whether any session has unprocessed jobs.
+pub fn pending(home: &Home) -> bool {
+    sessions(home).iter().any(|s| {
+        let len = spool_path(home, s)
+            .ok()
+            .and_then(|p| fs::metadata(p).ok())
+            .map(|m| m.len())
+            .unwrap_or(0);
+        len > read_offset(home, s)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(session: &str, text: &str) -> JobLine {
+        JobLine {
+            session: session.into(),
+            host: "claude".into(),
+            cwd: None,
+            transcript_path: None,
+            ts: DateTime::from_timestamp(0, 0).unwrap_or_default(),
+            job: Job::Reply { text: text.into() },
+        }
+    }
+
+    #[test]
+    fn append_take_commit_compact() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path());
+        for i in 0..3 {
+            append(&home, &line("s1", &format!("r{i}"))).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let b = take(&home, "s1", 2).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.jobs.len(), 2);
+        commit(&home, "s1", b.end).unwrap_or_else(|e| panic!("{e}"));
+        let b = take(&home, "s1", 10).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.jobs.len(), 1);
+        assert_eq!(b.jobs[0].0.job, Job::Reply { text: "r2".into() });
+        commit(&home, "s1", b.end).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!pending(&home));
+        compact(&home, "s1").unwrap_or_else(|e| panic!("{e}"));
+        let len = fs::metadata(spool_path(&home, "s1").unwrap_or_default())
+            .map(|m| m.len())
+            .unwrap_or(99);
+        assert_eq!(len, 0);
+        append(&home, &line("s1", "after")).unwrap_or_else(|e| panic!("{e}"));
+        let b = take(&home, "s1", 10).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.jobs.len(), 1);
+    }
+
+    #[test]
+    fn a_torn_line_is_skipped_and_the_next_job_survives() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path());
+        append(&home, &line("s1", "one")).unwrap_or_else(|e| panic!("{e}"));
+        let p = spool_path(&home, "s1").unwrap_or_default();
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap_or_else(|e| panic!("{e}"));
+        f.write_all(b"{\"session\":\"s1\",\"ts\":")
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(f);
+        append(&home, &line("s1", "two")).unwrap_or_else(|e| panic!("{e}"));
+        let b = take(&home, "s1", 10).unwrap_or_else(|e| panic!("{e}"));
+        let texts: Vec<_> = b.jobs.iter().map(|(j, _)| j.job.clone()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                Job::Reply { text: "one".into() },
+                Job::Reply { text: "two".into() }
+            ]
+        );
+        assert_eq!(b.skipped.len(), 1);
+    }
+}
