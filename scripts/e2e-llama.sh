@@ -144,7 +144,7 @@ ROLLGRAPH_HOME="$HOME_DIR" ROLLGRAPH_LLM_BASE_URL="http://127.0.0.1:$PORT/v1" \
 end=$(date +%s.%N)
 
 python3 - "$HOME_DIR" "$start" "$end" <<'PY'
-import json, sys
+import json, re, statistics, sys
 home, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 status = json.load(open(f"{home}/llm-status.json"))
 replay = json.load(open(f"{home}/replay.json"))
@@ -161,19 +161,39 @@ for c in calls:
 reasons = {}
 for c in calls:
     if c.get("error"):
-        key = c["error"].split(":")[0:2]
-        key = ":".join(key)[:80]
+        key = re.sub(r"\s*\(after \d+ attempt.*$", "", c["error"])
+        key = re.sub(r"operation '/\d+' failed at path .*$", "an op addresses a missing node", key)[:90]
         reasons[key] = reasons.get(key, 0) + 1
+# The server's own timings (completed requests only; timed-out ones are cancelled).
+prompt_tps, gen_tps = [], []
+for line in open(f"{home}/llama-server.log", errors="replace"):
+    m = re.search(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens", line)
+    if m and float(m[1]) > 0:
+        prompt_tps.append(int(m[2]) / (float(m[1]) / 1000))
+    m = re.search(r"\|\s+eval time =\s*([\d.]+) ms /\s*(\d+) tokens", line)
+    if m and float(m[1]) > 0:
+        gen_tps.append(int(m[2]) / (float(m[1]) / 1000))
+cancelled = sum(1 for line in open(f"{home}/llama-server.log", errors="replace") if "cancel task" in line)
 stats = state.get("stats", {})
 print(f"turns replayed:        {replay['turns']}")
 print(f"probes:                {replay['probes']} (sources: {stats.get('probe_sources')})")
 print(f"LLM calls:             {len(calls)} (valid {outcomes.get('valid', 0)}, invalid reply {outcomes.get('invalid_reply', 0)}, endpoint error {outcomes.get('endpoint_error', 0)})")
+# Schema-valid: parsed and matched the patch schema (the rules may still reject it).
+not_schema = ("does not match the schema", "no JSON value", "truncated", "empty reply")
+schema_valid = sum(1 for c in calls if c["outcome"] == "valid"
+                   or (c["outcome"] == "invalid_reply" and not any(k in c.get("error", "") for k in not_schema)))
+print(f"schema-valid replies:  {schema_valid} of {len(calls)} (applied: {outcomes.get('valid', 0)}; the rest fell back to the heuristic)")
 print(f"response_format used:  {status.get('format')}")
 print(f"latency per probe:     p50 {pct(50)} ms, p95 {pct(95)} ms, max {lat[-1] if lat else 0} ms")
+answered = max(1, sum(1 for c in calls if c.get("usage")))
 print(f"tokens:                {status.get('prompt_tokens', 0)} prompt + {status.get('completion_tokens', 0)} completion "
-      f"(mean {status.get('prompt_tokens', 0) // max(1, len(calls))} + {status.get('completion_tokens', 0) // max(1, len(calls))} per call)")
+      f"(mean {status.get('prompt_tokens', 0) // answered} + {status.get('completion_tokens', 0) // answered} per answered call; "
+      f"timed-out calls report none)")
 print(f"graph:                 {replay['nodes']} nodes, {replay['edges']} edges; patches rejected by the session: {replay['rejected']}")
 print(f"replay wall time:      {end - start:.1f} s")
+if gen_tps:
+    print(f"server (completed):    prompt {statistics.median(prompt_tps):.0f} tok/s, generation {statistics.median(gen_tps):.1f} tok/s (median of {len(gen_tps)})")
+print(f"server cancelled:      {cancelled} request(s) the client gave up on")
 for k, v in sorted(reasons.items(), key=lambda kv: -kv[1]):
     print(f"  fallback reason x{v}: {k}")
 PY
