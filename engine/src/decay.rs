@@ -67,8 +67,7 @@ pub fn step(
     let distances = graph.distances(focus, cfg.max_distance);
     // Durable kinds resist decay while in force; a superseded decision is history and fades normally.
     let superseded: std::collections::HashSet<NodeId> = graph
-        .edges()
-        .into_iter()
+        .edges_unordered()
         .filter(|e| e.kind == crate::graph::EdgeKind::Supersedes)
         .map(|e| e.target.clone())
         .collect();

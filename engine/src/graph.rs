@@ -699,7 +699,8 @@ impl Graph {
             .chain(self.inner.edges_directed(ix, petgraph::Direction::Incoming))
             .map(|e| e.weight())
             .collect();
-        v.sort_by_key(|e| e.key());
+        // A stable order without building key strings (hubs have hundreds of edges).
+        v.sort_by(|a, b| (a.source.as_str(), a.kind, a.target.as_str()).cmp(&(b.source.as_str(), b.kind, b.target.as_str())));
         v
     }
 
