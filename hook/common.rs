@@ -107,13 +107,17 @@ pub fn load_semantic(config: &Config) -> Option<rollgraph_engine::semantic::Sema
     })
 }
 
-static SEMANTIC: std::sync::OnceLock<std::sync::Mutex<Option<rollgraph_engine::semantic::Semantic>>> =
-    std::sync::OnceLock::new();
+static SEMANTIC: std::sync::OnceLock<
+    std::sync::Mutex<Option<rollgraph_engine::semantic::Semantic>>,
+> = std::sync::OnceLock::new();
 
 /// Runs `f` with this process's embedding model, loaded on first use and
 /// kept for the life of the process (daemon, MCP server, CLI query). Never
 /// called on the hook's critical path.
-pub fn with_semantic<R>(config: &Config, f: impl FnOnce(Option<&mut rollgraph_engine::semantic::Semantic>) -> R) -> R {
+pub fn with_semantic<R>(
+    config: &Config,
+    f: impl FnOnce(Option<&mut rollgraph_engine::semantic::Semantic>) -> R,
+) -> R {
     let cell = SEMANTIC.get_or_init(|| std::sync::Mutex::new(load_semantic(config)));
     match cell.lock() {
         Ok(mut guard) => f(guard.as_mut()),
@@ -122,7 +126,11 @@ pub fn with_semantic<R>(config: &Config, f: impl FnOnce(Option<&mut rollgraph_en
 }
 
 /// Lends the process's model to a session for one operation, then takes it back.
-pub fn lend_semantic<R>(config: &Config, session: &mut rollgraph_engine::session::Session, f: impl FnOnce(&mut rollgraph_engine::session::Session) -> R) -> R {
+pub fn lend_semantic<R>(
+    config: &Config,
+    session: &mut rollgraph_engine::session::Session,
+    f: impl FnOnce(&mut rollgraph_engine::session::Session) -> R,
+) -> R {
     if !config.embed.enabled {
         return f(session);
     }

@@ -161,10 +161,16 @@ fn embeddings_line(config: &rollgraph_engine::Config) -> String {
     }
     let p = rollgraph_engine::embed::EmbedPaths::discover();
     if !p.ort_dylib.is_file() {
-        return format!("off: ONNX Runtime not found at {} (run scripts/provision.sh); matching lexically", p.ort_dylib.display());
+        return format!(
+            "off: ONNX Runtime not found at {} (run scripts/provision.sh); matching lexically",
+            p.ort_dylib.display()
+        );
     }
     if !p.model_dir.join("model.onnx").is_file() {
-        return format!("off: model not found in {} (run scripts/provision.sh); matching lexically", p.model_dir.display());
+        return format!(
+            "off: model not found in {} (run scripts/provision.sh); matching lexically",
+            p.model_dir.display()
+        );
     }
     format!("provisioned ({})", p.model_dir.display())
 }
@@ -273,7 +279,10 @@ pub fn stats(args: StatsArgs) -> Result<()> {
     s.push_str(&line("overall", &report.overall));
     s.push_str(&format!(
         "LLM tokens spent: {}; patches rejected: {}; queries: {}\nembeddings: {}",
-        report.overall.llm_tokens, report.overall.rejected_patches, report.overall.queries, report.embeddings
+        report.overall.llm_tokens,
+        report.overall.rejected_patches,
+        report.overall.queries,
+        report.embeddings
     ));
     out(&s)
 }

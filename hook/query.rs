@@ -88,7 +88,9 @@ pub fn query_direct(
     let mut opts = QueryOptions::at(now);
     opts.limit = limit.clamp(1, 50);
     let threshold = config.embed.explicit_threshold;
-    let hits = common::with_semantic(config, |sem| q::hybrid_query(&s.graph, text, &opts, sem, threshold));
+    let hits = common::with_semantic(config, |sem| {
+        q::hybrid_query(&s.graph, text, &opts, sem, threshold)
+    });
     s.state.stats.queries += 1;
     s.save_state()?;
     Ok(QueryResult {

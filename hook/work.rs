@@ -271,7 +271,8 @@ fn apply(s: &mut Session, config: &Config, home: &Home, line: &JobLine) -> Resul
             }
             if decision.fire {
                 let mut probe = make_probe(config, home);
-                let cycled = crate::common::lend_semantic(config, s, |s| s.cycle(probe.as_mut(), now));
+                let cycled =
+                    crate::common::lend_semantic(config, s, |s| s.cycle(probe.as_mut(), now));
                 match cycled {
                     Ok(o) => tracing::info!(
                         "session {} turn {}: {} ({}) → {} ops{}, render {} tokens",

@@ -134,10 +134,22 @@ fn hybrid_query_finds_what_the_words_miss() {
     let now = DateTime::from_timestamp(1_793_600_000, 0).unwrap_or_default();
     let mut g = Graph::new();
     for (label, detail) in [
-        ("Bento", "Sends our transactional mail; chosen over Resend for price"),
-        ("Email footer copy", "Marco wants the footer text of every email shortened"),
-        ("Invoice PDF export", "Customers download their invoice as a PDF"),
-        ("Retry limit", "A failed reminder is tried at most five times"),
+        (
+            "Bento",
+            "Sends our transactional mail; chosen over Resend for price",
+        ),
+        (
+            "Email footer copy",
+            "Marco wants the footer text of every email shortened",
+        ),
+        (
+            "Invoice PDF export",
+            "Customers download their invoice as a PDF",
+        ),
+        (
+            "Retry limit",
+            "A failed reminder is tried at most five times",
+        ),
         ("Late fee", "1.5% of the amount due, applied once"),
     ] {
         let mut n = node(label, NodeKind::Fact, Domain::Technical);
@@ -147,11 +159,25 @@ fn hybrid_query_finds_what_the_words_miss() {
     let text = "how often do we try again when sending fails";
     let opts = QueryOptions::at(now);
     let lexical = query(&g, text, &opts);
-    assert_eq!(lexical.first().map(|h| h.id.as_str()), Some("bento"), "the fixture should fool the lexical ranking: {lexical:?}");
-    let hybrid = hybrid_query(&g, text, &opts, Some(&mut sem), Config::default().embed.explicit_threshold);
+    assert_eq!(
+        lexical.first().map(|h| h.id.as_str()),
+        Some("bento"),
+        "the fixture should fool the lexical ranking: {lexical:?}"
+    );
+    let hybrid = hybrid_query(
+        &g,
+        text,
+        &opts,
+        Some(&mut sem),
+        Config::default().embed.explicit_threshold,
+    );
     let top = hybrid.first().unwrap_or_else(|| panic!("no hits"));
     assert_eq!(top.id.as_str(), "retry-limit", "{hybrid:?}");
-    assert!(top.why.iter().any(|w| w.starts_with("close in meaning")), "{:?}", top.why);
+    assert!(
+        top.why.iter().any(|w| w.starts_with("close in meaning")),
+        "{:?}",
+        top.why
+    );
     // Without a model the hybrid query is the lexical one.
     assert_eq!(hybrid_query(&g, text, &opts, None, 0.35), lexical);
 }
@@ -159,10 +185,21 @@ fn hybrid_query_finds_what_the_words_miss() {
 #[test]
 fn stats_names_the_missing_model_in_one_line() {
     let env = TestEnv::new();
-    let o = env.cmd().env("ROLLGRAPH_CACHE", env.dir.path().join("none")).args(["stats"]).output().unwrap_or_else(|e| panic!("{e}"));
+    let o = env
+        .cmd()
+        .env("ROLLGRAPH_CACHE", env.dir.path().join("none"))
+        .args(["stats"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("embeddings:")).collect();
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("embeddings:"))
+        .collect();
     assert_eq!(lines.len(), 1, "{out}");
-    assert!(lines[0].contains("matching lexically") && lines[0].contains("scripts/provision.sh"), "{out}");
+    assert!(
+        lines[0].contains("matching lexically") && lines[0].contains("scripts/provision.sh"),
+        "{out}"
+    );
 }

@@ -700,7 +700,13 @@ impl Graph {
             .map(|e| e.weight())
             .collect();
         // A stable order without building key strings (hubs have hundreds of edges).
-        v.sort_by(|a, b| (a.source.as_str(), a.kind, a.target.as_str()).cmp(&(b.source.as_str(), b.kind, b.target.as_str())));
+        v.sort_by(|a, b| {
+            (a.source.as_str(), a.kind, a.target.as_str()).cmp(&(
+                b.source.as_str(),
+                b.kind,
+                b.target.as_str(),
+            ))
+        });
         v
     }
 
@@ -756,29 +762,9 @@ impl Graph {
     /// Undirected hop distance from the nearest focus node, for every node
     /// within `cap` hops. Nodes further away or disconnected are absent.
     pub fn distances(&self, focus: &[NodeId], cap: u32) -> HashMap<NodeId, u32> {
-        let mut dist: HashMap<NodeIndex, u32> = HashMap::new();
-        let mut queue = VecDeque::new();
-        for id in focus {
-            if let Some(&ix) = self.index.get(id)
-                && dist.insert(ix, 0).is_none()
-            {
-                queue.push_back(ix);
-            }
-        }
-        while let Some(ix) = queue.pop_front() {
-            let d = dist[&ix];
-            if d >= cap {
-                continue;
-            }
-            for n in self.inner.neighbors_undirected(ix) {
-                if let std::collections::hash_map::Entry::Vacant(v) = dist.entry(n) {
-                    v.insert(d + 1);
-                    queue.push_back(n);
-                }
-            }
-        }
-        dist.into_iter()
-            .map(|(ix, d)| (self.inner[ix].id.clone(), d))
+        self.distances_ref(focus, cap)
+            .into_iter()
+            .map(|(id, d)| (id.clone(), d))
             .collect()
     }
 

@@ -551,10 +551,15 @@ mod tests {
     #[test]
     fn graph_documents_match_the_published_schema() {
         let schema: Value = serde_json::from_str(GRAPH_SCHEMA).unwrap_or_default();
-        let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("graph schema: {e}"));
+        let validator =
+            jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("graph schema: {e}"));
         let g = crate::synth::graph(300, 11, now());
         let doc = serde_json::to_value(g.to_doc()).unwrap_or_default();
-        let errors: Vec<String> = validator.iter_errors(&doc).take(3).map(|e| e.to_string()).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .take(3)
+            .map(|e| e.to_string())
+            .collect();
         assert!(errors.is_empty(), "{errors:?}");
         let mut bad = doc.clone();
         bad["nodes"]["x-bad"] = json!({"id": "x-bad", "label": "x", "domain": "astrology", "weight": 0.5, "last_activated": "2026-11-02T09:00:00Z"});

@@ -219,36 +219,19 @@ impl<'a> Plan<'a> {
         // A bare file name resolves to the one known path that ends with it.
         if kind == NodeKind::File && !label.contains('/') {
             let suffix = format!("/{norm}");
-            let mut hits: Vec<&NodeId> = self
-                .names
-                .iter()
-                .filter(|(k, _)| k.ends_with(&suffix))
-                .map(|(_, id)| id)
-                .collect();
-            hits.sort();
-            hits.dedup();
-            if hits.len() == 1 {
-                return Some(hits[0].clone());
+            if let Some(id) = self.unique_name(|k, _| k.ends_with(&suffix)) {
+                return Some(id);
             }
         }
         // A person's first name resolves to the person.
         if kind == NodeKind::Person || (kind == NodeKind::Entity && !norm.contains(' ')) {
             let prefix = format!("{norm} ");
-            let mut hits: Vec<&NodeId> = self
-                .names
-                .iter()
-                .filter(|(k, id)| {
-                    k.starts_with(&prefix)
-                        && self
-                            .node_ref(id)
-                            .is_some_and(|n| n.kind == NodeKind::Person)
-                })
-                .map(|(_, id)| id)
-                .collect();
-            hits.sort();
-            hits.dedup();
-            if hits.len() == 1 {
-                return Some(hits[0].clone());
+            let person = |id: &NodeId| {
+                self.node_ref(id)
+                    .is_some_and(|n| n.kind == NodeKind::Person)
+            };
+            if let Some(id) = self.unique_name(|k, id| k.starts_with(&prefix) && person(id)) {
+                return Some(id);
             }
         }
         let prefix = match kind {
@@ -259,6 +242,19 @@ impl<'a> Plan<'a> {
             _ => "",
         };
         NodeId::slug(&format!("{prefix}{label}"))
+    }
+
+    /// The one node whose names satisfy `pred`; `None` when none or several do.
+    fn unique_name(&self, pred: impl Fn(&str, &NodeId) -> bool) -> Option<NodeId> {
+        let mut hits: Vec<&NodeId> = self
+            .names
+            .iter()
+            .filter(|(k, id)| pred(k, id))
+            .map(|(_, id)| id)
+            .collect();
+        hits.sort();
+        hits.dedup();
+        (hits.len() == 1).then(|| hits[0].clone())
     }
 
     fn node_ref(&self, id: &NodeId) -> Option<&Node> {

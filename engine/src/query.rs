@@ -309,7 +309,11 @@ pub fn hybrid_query(
             if let Some((_, sim)) = close.iter().find(|(c, _)| *c == id) {
                 why.push(format!("close in meaning ({sim:.2})"));
             }
-            Seed { id, score: s / top, why }
+            Seed {
+                id,
+                score: s / top,
+                why,
+            }
         })
         .collect();
     expand_seeds(graph, seeds, opts)
@@ -357,7 +361,9 @@ pub fn expand_seeds(graph: &Graph, seeds: Vec<Seed>, opts: &QueryOptions) -> Vec
                     if ns > entry.0 {
                         // A direct match stays the first reason.
                         if entry.0 == 0.0
-                            || !entry.1.first().is_some_and(|r| r.starts_with("matched") || r.starts_with("close in meaning"))
+                            || !entry.1.first().is_some_and(|r| {
+                                r.starts_with("matched") || r.starts_with("close in meaning")
+                            })
                         {
                             entry.1 = vec![via];
                         } else if !entry.1.contains(&via) {
