@@ -710,6 +710,20 @@ impl Graph {
         v
     }
 
+    /// Edges touching a node with the node at their other end (unsorted).
+    pub fn edges_with_nodes(&self, id: &NodeId) -> impl Iterator<Item = (&Edge, &Node)> {
+        self.index.get(id).into_iter().flat_map(move |&ix| {
+            self.inner
+                .edges_directed(ix, petgraph::Direction::Outgoing)
+                .map(move |e| (e.weight(), &self.inner[e.target()]))
+                .chain(
+                    self.inner
+                        .edges_directed(ix, petgraph::Direction::Incoming)
+                        .map(move |e| (e.weight(), &self.inner[e.source()])),
+                )
+        })
+    }
+
     /// Neighbours in either direction (unsorted, may repeat), without allocating.
     pub fn neighbors(&self, id: &NodeId) -> impl Iterator<Item = &Node> {
         self.index.get(id).into_iter().flat_map(move |&ix| {

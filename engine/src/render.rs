@@ -229,29 +229,35 @@ pub fn describe(g: &Graph, n: &Node, now: DateTime<Utc>, edges_max: usize) -> St
         s.push_str(" — ");
         s.push_str(&short(d, 120));
     }
-    let mut edges: Vec<(f64, String)> = Vec::new();
-    for e in g.edges_of(&n.id) {
+    // Rank first, format only the winners: hubs carry hundreds of edges.
+    let mut ranked: Vec<(f64, bool, EdgeKind, &Node)> = Vec::new();
+    for (e, other) in g.edges_with_nodes(&n.id) {
         if e.kind == EdgeKind::Supersedes {
             continue;
         }
-        let (other_id, arrow) = if e.source == n.id {
-            (&e.target, "→")
-        } else {
-            (&e.source, "←")
-        };
-        let Some(other) = g.node(other_id) else {
-            continue;
-        };
-        if e.kind == EdgeKind::PartOf && other.kind == NodeKind::Project && arrow == "→" {
+        let outgoing = e.source == n.id;
+        if e.kind == EdgeKind::PartOf && other.kind == NodeKind::Project && outgoing {
             continue;
         }
-        let score = e.weight * other.weight;
-        edges.push((
-            score,
-            format!("{arrow} {} {}", e.kind.as_str(), short(&other.label, 40)),
-        ));
+        ranked.push((e.weight * other.weight, outgoing, e.kind, other));
     }
-    edges.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    ranked.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| b.1.cmp(&a.1))
+            .then_with(|| a.2.cmp(&b.2))
+            .then_with(|| a.3.id.cmp(&b.3.id))
+    });
+    let edges: Vec<(f64, String)> = ranked
+        .into_iter()
+        .take(edges_max)
+        .map(|(score, outgoing, kind, other)| {
+            let arrow = if outgoing { "→" } else { "←" };
+            (
+                score,
+                format!("{arrow} {} {}", kind.as_str(), short(&other.label, 40)),
+            )
+        })
+        .collect();
     if let Some(old) = g.superseded_by(&n.id) {
         s.push_str(&format!(" [superseded by: {}]", short(&old.label, 60)));
     }
@@ -269,17 +275,35 @@ struct Piece {
     tokens: usize,
 }
 
-fn piece(text: String) -> Piece {
-    let tokens = count_tokens(&text);
+/// Bytes per token assumed when estimating (cl100k averages ~3.6 on our
+/// renders; a little less keeps the estimate on the safe side).
+const BYTES_PER_TOKEN: f64 = 3.55;
+
+/// How piece costs are known while choosing: estimated from length (one
+/// exact count of the result), or counted exactly piece by piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Costs {
+    Estimated,
+    Exact,
+}
+
+fn piece(text: String, costs: Costs) -> Piece {
+    let tokens = match costs {
+        Costs::Estimated => ((text.len() as f64) / BYTES_PER_TOKEN).ceil() as usize,
+        Costs::Exact => count_tokens(&text),
+    };
     Piece { text, tokens }
 }
 
-/// Token costs for many short pieces from one tokenizer pass over all of
-/// them, shared out by length (rounded up). An estimate: the final text is
-/// always counted exactly.
-fn pieces(texts: Vec<String>) -> Vec<Piece> {
+/// Token costs for many short pieces. Exact mode counts them in one
+/// tokenizer pass over all of them, shared out by length (rounded up).
+/// Either way it is a choosing aid: the final text is always counted exactly.
+fn pieces(texts: Vec<String>, costs: Costs) -> Vec<Piece> {
     if texts.is_empty() {
         return Vec::new();
+    }
+    if costs == Costs::Estimated {
+        return texts.into_iter().map(|t| piece(t, costs)).collect();
     }
     let total_tokens = count_tokens(&texts.concat());
     let total_chars: usize = texts
@@ -400,6 +424,27 @@ const SLACK: usize = 24;
 /// minimum, near labels are promoted to full detail. The assembled text is
 /// counted exactly and trimmed from the last choice if it overshoots.
 pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &RenderConfig) -> Render {
+    // Choose with estimated costs and count the result once; only when that
+    // falls short of the minimum, choose again with exact per-piece counts.
+    let quick = render_with(g, focus, ctx, cfg, Costs::Estimated);
+    if quick.tokens >= cfg.min_tokens || quick.text.is_empty() {
+        return quick;
+    }
+    let exact = render_with(g, focus, ctx, cfg, Costs::Exact);
+    if exact.tokens >= quick.tokens {
+        exact
+    } else {
+        quick
+    }
+}
+
+fn render_with(
+    g: &Graph,
+    focus: &[NodeId],
+    ctx: &RenderContext<'_>,
+    cfg: &RenderConfig,
+    costs: Costs,
+) -> Render {
     let visible: Vec<&Node> = g
         .nodes_unordered()
         .filter(|n| n.weight >= cfg.min_weight)
@@ -487,7 +532,10 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
     let near: Vec<&Node> = visible
         .iter()
         .copied()
-        .filter(|n| !in_full.contains(&n.id) && !special.contains(&n.id))
+        // Decisions show in their own block, an old one as the "(was: …)" of its successor.
+        .filter(|n| {
+            !in_full.contains(&n.id) && !special.contains(&n.id) && n.kind != NodeKind::Decision
+        })
         .filter(|n| {
             distances
                 .get(&n.id)
@@ -501,13 +549,16 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
     let near: Vec<&Node> = scored.into_iter().map(|(_, n)| n).collect();
 
     let sid: String = ctx.session.chars().take(8).collect();
-    let header = piece(format!(
-        "<rolling-memory session=\"{}\" turn=\"{}\" updated=\"{}\">\n\
+    let header = piece(
+        format!(
+            "<rolling-memory session=\"{}\" turn=\"{}\" updated=\"{}\">\n\
          What this session has been about (rollgraph memory; focus first). Expand a [handle] with the memory_expand tool.\n",
-        sid,
-        ctx.turn,
-        ctx.now.format("%Y-%m-%dT%H:%MZ")
-    ));
+            sid,
+            ctx.turn,
+            ctx.now.format("%Y-%m-%dT%H:%MZ")
+        ),
+        Costs::Exact,
+    );
     let footer_tokens = count_tokens(FOOTER);
     let full_nodes: Vec<&Node> = full_ids.iter().filter_map(|id| g.node(id)).collect();
     let mut full: Vec<(NodeId, Piece)> = full_nodes
@@ -518,6 +569,7 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
                 .iter()
                 .map(|n| format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node)))
                 .collect(),
+            costs,
         ))
         .collect();
     let decision_pieces: Vec<Piece> = pieces(
@@ -525,16 +577,21 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
             .iter()
             .map(|n| format!("- {}\n", label_with_history(g, n)))
             .collect(),
+        costs,
     );
     let standing_pieces: Vec<Piece> = pieces(
         standing
             .iter()
             .map(|n| format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str()))
             .collect(),
+        costs,
     );
     let labels: Vec<LabelPiece> = near
         .iter()
-        .zip(pieces(near.iter().map(|n| near_label(g, n)).collect()))
+        .zip(pieces(
+            near.iter().map(|n| near_label(g, n)).collect(),
+            costs,
+        ))
         .map(|(n, piece)| LabelPiece {
             id: n.id.clone(),
             domain: n.domain,
@@ -617,7 +674,7 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
         })
         .collect();
     let (handles_all, texts): (Vec<String>, Vec<String>) = far_lines.into_iter().unzip();
-    let far: Vec<(String, Piece)> = handles_all.into_iter().zip(pieces(texts)).collect();
+    let far: Vec<(String, Piece)> = handles_all.into_iter().zip(pieces(texts, costs)).collect();
     for (i, (_, p)) in far.iter().enumerate() {
         take(&mut chosen, &mut used, Chosen::Far(i), p.tokens);
     }
@@ -632,7 +689,10 @@ pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &Render
                 continue;
             }
             let Some(n) = g.node(&l.id) else { continue };
-            let p = piece(format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node)));
+            let p = piece(
+                format!("{}\n", describe(g, n, ctx.now, cfg.edges_per_node)),
+                costs,
+            );
             let extra = p.tokens.saturating_sub(l.piece.tokens + 2);
             if used + extra > budget {
                 continue;
