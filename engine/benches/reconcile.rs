@@ -73,11 +73,10 @@ fn random_graph(rng: &mut Rng, nodes: usize, edges: usize, session: &str) -> Gra
     let mut names = std::collections::HashSet::new();
     while g.node_count() < nodes {
         let l = label(rng);
-        if let Some(n) = make_node(rng, &l, session) {
-            if !g.contains(&n.id) && names.insert(rollgraph_engine::graph::normalize_name(&l)) {
+        if let Some(n) = make_node(rng, &l, session)
+            && !g.contains(&n.id) && names.insert(rollgraph_engine::graph::normalize_name(&l)) {
                 g.upsert_node(n);
             }
-        }
     }
     add_edges(rng, &mut g, edges);
     g
@@ -134,11 +133,10 @@ fn hot_graph(rng: &mut Rng, warm: &Graph, nodes: usize) -> Graph {
                 make_node(rng, &l, "hot")
             }
         };
-        if let Some(n) = n {
-            if !g.contains(&n.id) {
+        if let Some(n) = n
+            && !g.contains(&n.id) {
                 g.upsert_node(n);
             }
-        }
     }
     add_edges(rng, &mut g, nodes * 3 / 2);
     g
