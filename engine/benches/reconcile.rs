@@ -74,9 +74,11 @@ fn random_graph(rng: &mut Rng, nodes: usize, edges: usize, session: &str) -> Gra
     while g.node_count() < nodes {
         let l = label(rng);
         if let Some(n) = make_node(rng, &l, session)
-            && !g.contains(&n.id) && names.insert(rollgraph_engine::graph::normalize_name(&l)) {
-                g.upsert_node(n);
-            }
+            && !g.contains(&n.id)
+            && names.insert(rollgraph_engine::graph::normalize_name(&l))
+        {
+            g.upsert_node(n);
+        }
     }
     add_edges(rng, &mut g, edges);
     g
@@ -134,9 +136,10 @@ fn hot_graph(rng: &mut Rng, warm: &Graph, nodes: usize) -> Graph {
             }
         };
         if let Some(n) = n
-            && !g.contains(&n.id) {
-                g.upsert_node(n);
-            }
+            && !g.contains(&n.id)
+        {
+            g.upsert_node(n);
+        }
     }
     add_edges(rng, &mut g, nodes * 3 / 2);
     g
