@@ -100,3 +100,17 @@ pub fn example_prefix(dir: &Path, turns: usize) -> PathBuf {
     std::fs::write(&path, out).unwrap_or_else(|e| panic!("{e}"));
     path
 }
+
+/// Every regular file under `dir`, recursively.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -1,5 +1,6 @@
 //! The daemon with real hook calls: a whole session, single instance, idle exit.
 
+use crate::common::walk;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 
@@ -229,17 +230,4 @@ fn expand_and_query_go_through_a_running_daemon() {
     let st = state(&env, "s1");
     assert_eq!(st["stats"]["expansions"], 1, "{st}");
     assert_eq!(st["stats"]["queries"], 1, "{st}");
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else if p.is_file() {
-            out.push(p);
-        }
-    }
-    out
 }

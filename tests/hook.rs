@@ -1,5 +1,6 @@
 //! `rollgraph hook claude` as a process: every event, every bad input.
 
+use crate::common::walk;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::process::Stdio;
@@ -280,19 +281,6 @@ fn secrets_are_redacted_before_they_are_spooled() {
             entry.display()
         );
     }
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else if p.is_file() {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

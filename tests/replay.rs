@@ -1,5 +1,6 @@
 //! The example session replayed through the whole offline pipeline.
 
+use crate::common::walk;
 use crate::common::{TestEnv, example, example_prefix, stderr, stdout};
 use crate::snap;
 
@@ -95,19 +96,6 @@ fn skipped_lines_and_secrets_never_reach_the_graph() {
             "secret {secret} written to the state dir"
         );
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]
