@@ -118,11 +118,16 @@ pub fn with_semantic<R>(
     config: &Config,
     f: impl FnOnce(Option<&mut rollgraph_engine::semantic::Semantic>) -> R,
 ) -> R {
+    f(model_slot(config).as_mut())
+}
+
+/// The process's model slot, loading the model on first use.
+fn model_slot(
+    config: &Config,
+) -> std::sync::MutexGuard<'static, Option<rollgraph_engine::semantic::Semantic>> {
     let cell = SEMANTIC.get_or_init(|| std::sync::Mutex::new(load_semantic(config)));
-    match cell.lock() {
-        Ok(mut guard) => f(guard.as_mut()),
-        Err(poisoned) => f(poisoned.into_inner().as_mut()),
-    }
+    cell.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Lends the process's model to a session for one operation, then takes it back.
@@ -134,11 +139,7 @@ pub fn lend_semantic<R>(
     if !config.embed.enabled {
         return f(session);
     }
-    let cell = SEMANTIC.get_or_init(|| std::sync::Mutex::new(load_semantic(config)));
-    let mut guard = match cell.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
+    let mut guard = model_slot(config);
     session.semantic = guard.take();
     let r = f(session);
     *guard = session.semantic.take();

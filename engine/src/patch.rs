@@ -131,21 +131,27 @@ pub struct ApplyReport {
 }
 
 impl ApplyReport {
-    /// Every node the patch touched and that still exists: the cycle's focus.
-    pub fn touched(&self, graph: &Graph) -> Vec<NodeId> {
+    /// Every node the patch touched and that stands after it: the cycle's
+    /// focus. Read from the report alone (validated edge keys name their
+    /// ends), so it is known before the patch is committed.
+    pub fn touched(&self) -> Vec<NodeId> {
         let mut set: BTreeSet<NodeId> = BTreeSet::new();
         set.extend(self.added_nodes.iter().cloned());
         set.extend(self.changed_nodes.iter().cloned());
         for key in &self.edges {
-            if let Some(e) = graph.edge(key) {
-                set.insert(e.source.clone());
-                // Adding a part to a whole does not put the whole in focus.
-                if e.kind != EdgeKind::PartOf {
-                    set.insert(e.target.clone());
-                }
+            let mut parts = key.splitn(3, '|');
+            let (Some(s), Some(kind), Some(t)) = (parts.next(), parts.next(), parts.next()) else {
+                continue;
+            };
+            set.extend(NodeId::parse(s));
+            // Adding a part to a whole does not put the whole in focus.
+            if kind != EdgeKind::PartOf.as_str() {
+                set.extend(NodeId::parse(t));
             }
         }
-        set.into_iter().filter(|id| graph.contains(id)).collect()
+        set.into_iter()
+            .filter(|id| !self.removed_nodes.contains(id))
+            .collect()
     }
 }
 

@@ -210,13 +210,7 @@ pub fn lexical_scores(graph: &Graph, text: &str) -> Vec<LexicalScore> {
 }
 
 fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
-    let secs = (now - then).num_seconds().max(0);
-    match secs {
-        0..=89 => "active just now".into(),
-        90..=5_399 => format!("active {}m ago", (secs + 30) / 60),
-        5_400..=129_599 => format!("active {}h ago", (secs + 1_800) / 3_600),
-        _ => format!("active {}d ago", (secs + 43_200) / 86_400),
-    }
+    format!("active {}", crate::render::ago(now, then))
 }
 
 /// Runs an explicit query: lexical seeds, then 1–`hops` hops along edges,

@@ -71,7 +71,8 @@ fn short(s: &str, n: usize) -> String {
     format!("{}…", cut.trim_end())
 }
 
-fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
+/// How long ago `then` was, rounded: "just now", "12m ago", "3h ago", "2d ago".
+pub(crate) fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
     let secs = (now - then).num_seconds().max(0);
     match secs {
         0..=89 => "just now".into(),

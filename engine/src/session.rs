@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::decay::{self, DecayReport};
 use crate::gate::{self, GateDecision, GateInput, GateState};
-use crate::graph::{EdgeKind, Graph, GraphDoc, NodeId};
+use crate::graph::{Graph, GraphDoc, NodeId};
 use crate::patch::{self, ApplyReport, PatchError, PatchRules};
 use crate::probe::{Probe, ProbeInput, Usage};
 use crate::render::{self, Render, RenderContext};
@@ -176,8 +176,7 @@ pub fn apply_entry(
             } else {
                 patch::apply(graph, ops, rules)?
             };
-            finish_cycle(graph, &report, focus, *now, *turn, session, dcfg);
-            let d = decay::step(graph, focus, *now, dcfg);
+            let d = finish_cycle(graph, &report, focus, *now, *turn, session, dcfg);
             Ok((report, d))
         }
         Entry::Touch { ids, now, boost } => {
@@ -196,20 +195,23 @@ pub fn apply_entry(
     }
 }
 
+/// After a cycle's patch: note provenance on what it touched, then decay
+/// around the focus. Shared by the live path and journal replay.
 fn finish_cycle(
     graph: &mut Graph,
     report: &ApplyReport,
-    _focus: &[NodeId],
-    _now: DateTime<Utc>,
+    focus: &[NodeId],
+    now: DateTime<Utc>,
     turn: u32,
     session: &str,
-    _dcfg: &crate::config::DecayConfig,
-) {
-    for id in report.touched(graph) {
+    dcfg: &crate::config::DecayConfig,
+) -> DecayReport {
+    for id in report.touched() {
         if let Some(n) = graph.node_mut(&id) {
             n.note_provenance(session, turn);
         }
     }
+    decay::step(graph, focus, now, dcfg)
 }
 
 impl Session {
@@ -474,26 +476,14 @@ impl Session {
             .map(|p| p.report().clone())
             .unwrap_or_default();
         // The focus: what the patch touches (as it will stand) plus what the turns mentioned.
-        let mut focus: BTreeSet<NodeId> = BTreeSet::new();
-        focus.extend(report.added_nodes.iter().cloned());
-        focus.extend(report.changed_nodes.iter().cloned());
-        for key in &report.edges {
-            if let Some((s, kind, t)) = split_edge_key(key) {
-                focus.insert(s);
-                // Adding a part to a whole does not put the whole in focus.
-                if kind != EdgeKind::PartOf.as_str() {
-                    focus.insert(t);
-                }
-            }
-        }
-        focus.extend(mentioned.iter().cloned());
-        let focus: Vec<NodeId> = focus
-            .into_iter()
-            .filter(|id| {
-                !report.removed_nodes.contains(id)
-                    && (self.graph.contains(id) || report.added_nodes.contains(id))
-            })
-            .collect();
+        let mut focus: BTreeSet<NodeId> = report.touched().into_iter().collect();
+        focus.extend(
+            mentioned
+                .iter()
+                .filter(|id| !report.removed_nodes.contains(id) && self.graph.contains(id))
+                .cloned(),
+        );
+        let focus: Vec<NodeId> = focus.into_iter().collect();
         let entry = Entry::Cycle {
             probe_id: probe_id.to_owned(),
             turn: self.state.turn,
@@ -511,18 +501,15 @@ impl Session {
         if let Some(p) = prepared {
             patch::commit(&mut self.graph, p);
         }
-        if let Entry::Cycle { decay: dcfg, .. } = &entry {
-            finish_cycle(
-                &mut self.graph,
-                &report,
-                &focus,
-                now,
-                self.state.turn,
-                &self.state.session,
-                dcfg,
-            );
-            outcome.decay = decay::step(&mut self.graph, &focus, now, dcfg);
-        }
+        outcome.decay = finish_cycle(
+            &mut self.graph,
+            &report,
+            &focus,
+            now,
+            self.state.turn,
+            &self.state.session,
+            &self.config.decay,
+        );
         outcome.ops = entry_ops(&entry);
         outcome.applied = report;
         self.state.pending.clear();
@@ -647,14 +634,6 @@ impl Session {
     pub fn was_applied(&self, probe_id: &str) -> bool {
         self.applied.iter().any(|p| p == probe_id)
     }
-}
-
-fn split_edge_key(key: &str) -> Option<(NodeId, &str, NodeId)> {
-    let mut parts = key.splitn(3, '|');
-    let s = NodeId::parse(parts.next()?)?;
-    let k = parts.next()?;
-    let t = NodeId::parse(parts.next()?)?;
-    Some((s, k, t))
 }
 
 fn entry_ops(e: &Entry) -> usize {
