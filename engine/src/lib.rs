@@ -35,6 +35,7 @@ pub mod semantic;
 pub mod session;
 pub mod stats;
 pub mod store;
+#[cfg(feature = "synth")]
 pub mod synth;
 pub mod transcript;
 pub mod warm;
