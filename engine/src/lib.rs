@@ -1,14 +1,25 @@
 //! The rollgraph engine: a rolling, in-session memory graph for coding agents.
 //!
-//! One turn flows through [`gate`] (should a probe run?), a [`probe`] (the
-//! offline [`probe::HeuristicProbe`] or an LLM) that returns an RFC 6902
-//! [`patch`], atomic application to the [`graph::Graph`], distance-from-focus
-//! [`decay`], and the level-of-detail [`render`]. [`session::Session`] drives
-//! that pipeline over crash-safe [`store`] files; [`transcript`] reads Claude
-//! Code transcripts; [`redact`] keeps secrets out of everything; [`llm`]
-//! runs the probe (and the reconciler's questions) on an OpenAI-compatible endpoint;
-//! [`query`] answers explicit searches of a graph.
+//! The crate is laid out by pipeline stage, one folder each:
 //!
+//! - [`model`]: the graph document ([`graph::Graph`]) and its RFC 6902
+//!   [`patch`]es: the ground floor, no files, no processes.
+//! - [`extract`]: text analysis shared by the gate and the heuristic probe.
+//! - [`turn`]: the per-turn pipeline: [`gate`] (should a probe run?), the
+//!   offline [`probe::HeuristicProbe`], [`decay`], the level-of-detail
+//!   [`render`] and [`session::Session`], which drives it over the hot store.
+//! - [`llm`]: the LLM probe and the reconciler's questions on any
+//!   OpenAI-compatible endpoint.
+//! - [`retrieval`]: explicit [`query`], the local [`embed`]ding model and the
+//!   [`semantic`] layer; never on the hook path.
+//! - [`memory`]: the [`warm`] tier, the [`reconcile`]r, the session
+//!   [`lifecycle`], flat memory [`seed`]ing and [`graduate`]-ion.
+//! - [`io`]: crash-safe [`store`] files, host [`transcript`]s, [`redact`]ion,
+//!   [`config`] and the injectable [`clock`].
+//!
+//! (Moving in: modules not yet in a folder sit at the root.)
+//! Every module is also re-exported at the crate root (`rollgraph_engine::graph`,
+//! `rollgraph_engine::session` …), so callers name a module, not its room.
 //! Nothing in this crate does process plumbing (hooks, daemon, MCP): that
 //! lives in the `rollgraph` binary.
 
@@ -21,10 +32,9 @@ pub mod embed;
 pub mod extract;
 pub mod gate;
 pub mod graduate;
-pub mod graph;
 pub mod lifecycle;
 pub mod llm;
-pub mod patch;
+pub mod model;
 pub mod probe;
 pub mod query;
 pub mod reconcile;
@@ -35,10 +45,13 @@ pub mod semantic;
 pub mod session;
 pub mod stats;
 pub mod store;
-#[cfg(feature = "synth")]
-pub mod synth;
 pub mod transcript;
 pub mod warm;
+
+#[cfg(feature = "synth")]
+pub mod synth;
+
+pub use model::{graph, patch};
 
 pub use config::Config;
 pub use graph::{Domain, Edge, EdgeKind, Graph, GraphDoc, Node, NodeId, NodeKind};

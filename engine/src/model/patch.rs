@@ -18,9 +18,9 @@ use serde_json::Value;
 use crate::graph::{Edge, EdgeKind, Graph, GraphDoc, GraphError, Node, NodeId};
 
 /// The patch JSON Schema, compiled in.
-pub const PATCH_SCHEMA: &str = include_str!("../../schemas/patch.schema.json");
+pub const PATCH_SCHEMA: &str = include_str!("../../../schemas/patch.schema.json");
 /// The graph document JSON Schema, compiled in.
-pub const GRAPH_SCHEMA: &str = include_str!("../../schemas/graph.schema.json");
+pub const GRAPH_SCHEMA: &str = include_str!("../../../schemas/graph.schema.json");
 
 static PATCH_VALIDATOR: LazyLock<Option<jsonschema::Validator>> = LazyLock::new(|| {
     let schema: Value = serde_json::from_str(PATCH_SCHEMA).ok()?;
