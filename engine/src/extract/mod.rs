@@ -2,8 +2,9 @@
 //! sentences, named-entity candidates, decision / correction / preference
 //! language, relations and the domain a piece of text is about.
 //!
-//! Nothing here allocates a regex or touches the disk, so the gate can run it
-//! on the hook's critical path in microseconds.
+//! Nothing here allocates a regex, touches the disk, loads a model or calls
+//! the network, so the gate can run it on the hook's critical path in
+//! microseconds.
 
 use crate::graph::{Domain, NodeKind, normalize_name};
 
