@@ -27,31 +27,27 @@
 
 pub mod clock;
 pub mod config;
-pub mod decay;
 pub mod embed;
 pub mod extract;
-pub mod gate;
 pub mod graduate;
 pub mod lifecycle;
 pub mod llm;
 pub mod model;
-pub mod probe;
 pub mod query;
 pub mod reconcile;
 pub mod redact;
-pub mod render;
 pub mod seed;
 pub mod semantic;
-pub mod session;
-pub mod stats;
 pub mod store;
 pub mod transcript;
+pub mod turn;
 pub mod warm;
 
 #[cfg(feature = "synth")]
 pub mod synth;
 
 pub use model::{graph, patch};
+pub use turn::{decay, gate, probe, render, session, stats};
 
 pub use config::Config;
 pub use graph::{Domain, Edge, EdgeKind, Graph, GraphDoc, Node, NodeId, NodeKind};
