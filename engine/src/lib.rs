@@ -27,17 +27,15 @@
 
 pub mod clock;
 pub mod config;
-pub mod embed;
 pub mod extract;
 pub mod graduate;
 pub mod lifecycle;
 pub mod llm;
 pub mod model;
-pub mod query;
 pub mod reconcile;
 pub mod redact;
+pub mod retrieval;
 pub mod seed;
-pub mod semantic;
 pub mod store;
 pub mod transcript;
 pub mod turn;
@@ -47,6 +45,7 @@ pub mod warm;
 pub mod synth;
 
 pub use model::{graph, patch};
+pub use retrieval::{embed, query, semantic};
 pub use turn::{decay, gate, probe, render, session, stats};
 
 pub use config::Config;
