@@ -28,22 +28,19 @@
 pub mod clock;
 pub mod config;
 pub mod extract;
-pub mod graduate;
-pub mod lifecycle;
 pub mod llm;
+pub mod memory;
 pub mod model;
-pub mod reconcile;
 pub mod redact;
 pub mod retrieval;
-pub mod seed;
 pub mod store;
 pub mod transcript;
 pub mod turn;
-pub mod warm;
 
 #[cfg(feature = "synth")]
 pub mod synth;
 
+pub use memory::{graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
 pub use retrieval::{embed, query, semantic};
 pub use turn::{decay, gate, probe, render, session, stats};
