@@ -17,7 +17,6 @@
 //! - [`io`]: crash-safe [`store`] files, host [`transcript`]s, [`redact`]ion,
 //!   [`config`] and the injectable [`clock`].
 //!
-//! (Moving in: modules not yet in a folder sit at the root.)
 //! Every module is also re-exported at the crate root (`rollgraph_engine::graph`,
 //! `rollgraph_engine::session` …), so callers name a module, not its room.
 //! Nothing in this crate does process plumbing (hooks, daemon, MCP): that
@@ -25,21 +24,18 @@
 
 #![deny(missing_docs)]
 
-pub mod clock;
-pub mod config;
 pub mod extract;
+pub mod io;
 pub mod llm;
 pub mod memory;
 pub mod model;
-pub mod redact;
 pub mod retrieval;
-pub mod store;
-pub mod transcript;
 pub mod turn;
 
 #[cfg(feature = "synth")]
 pub mod synth;
 
+pub use io::{clock, config, redact, store, transcript};
 pub use memory::{graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
 pub use retrieval::{embed, query, semantic};

@@ -401,7 +401,7 @@ mod tests {
 
     #[test]
     fn example_config_matches_defaults() {
-        let text = include_str!("../../config.example.toml");
+        let text = include_str!("../../../config.example.toml");
         let parsed = Config::from_toml(text, Path::new("config.example.toml"));
         assert_eq!(
             parsed.ok(),

@@ -333,7 +333,7 @@ mod tests {
         for c in cases {
             assert_eq!(redact_with(c, true), redact_with(c, false), "{c:?}");
         }
-        for line in include_str!("../../examples/session.jsonl").lines() {
+        for line in include_str!("../../../examples/session.jsonl").lines() {
             assert_eq!(redact_with(line, true), redact_with(line, false), "{line}");
         }
     }
