@@ -395,6 +395,22 @@ fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// Resolves a configured path: `~/` against `$HOME`, relative against `cwd`.
+pub fn resolve_path(spec: &Path, cwd: Option<&str>) -> PathBuf {
+    let s = spec.to_string_lossy();
+    if let Some(rest) = s.strip_prefix("~/")
+        && let Some(h) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(h).join(rest);
+    }
+    if spec.is_relative()
+        && let Some(c) = cwd.filter(|c| !c.trim().is_empty())
+    {
+        return Path::new(c).join(spec);
+    }
+    spec.to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -604,7 +604,7 @@ pub fn flag(
 /// relative paths against the item's project root (`~/` against `$HOME`).
 pub fn target_for(item: &ReviewItem, config: &Config) -> Option<PathBuf> {
     let spec = config.flat.graduate_to.as_ref()?;
-    Some(crate::seed::resolve(spec, item.root.as_deref()))
+    Some(crate::config::resolve_path(spec, item.root.as_deref()))
 }
 
 #[cfg(test)]

@@ -462,7 +462,7 @@ pub fn seed_configured(
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
     for spec in &config.flat.seed_files {
-        let path = resolve(spec, cwd);
+        let path = crate::config::resolve_path(spec, cwd);
         match seed_file(home, config, &path, &key, now) {
             Ok(r) => reports.push(r),
             Err(SeedError::Read { source, .. })
@@ -477,22 +477,6 @@ pub fn seed_configured(
         }
     }
     (reports, warnings)
-}
-
-/// Resolves a configured path: `~/` against `$HOME`, relative against `cwd`.
-pub fn resolve(spec: &Path, cwd: Option<&str>) -> PathBuf {
-    let s = spec.to_string_lossy();
-    if let Some(rest) = s.strip_prefix("~/")
-        && let Some(h) = std::env::var_os("HOME")
-    {
-        return PathBuf::from(h).join(rest);
-    }
-    if spec.is_relative()
-        && let Some(c) = cwd.filter(|c| !c.trim().is_empty())
-    {
-        return Path::new(c).join(spec);
-    }
-    spec.to_owned()
 }
 
 #[cfg(test)]
