@@ -18,7 +18,7 @@ use rollgraph_engine::{Config, clock};
 use serde::{Deserialize, Serialize};
 
 use crate::common;
-use crate::daemon::{self, Request};
+use crate::ipc::{self, Request};
 use crate::spool::{self, Job, JobLine};
 
 /// Expand a collapsed part of the render.
@@ -109,14 +109,14 @@ pub fn expand_direct(
 /// session stays busy, spools the expansion and says so.
 pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Result<Expansion> {
     let now = clock::now();
-    if daemon::reachable(home) {
+    if ipc::reachable(home) {
         let req = Request::Expand {
             session: session.to_owned(),
             handle: handle.to_owned(),
         };
-        match daemon::request(home, &req, Duration::from_secs(5)) {
+        match ipc::request(home, &req, Duration::from_secs(5)) {
             Ok(v) => return serde_json::from_value(v).context("the daemon's expansion"),
-            Err(daemon::RequestError::Failed(msg)) => return Err(anyhow!(msg)),
+            Err(ipc::RequestError::Failed(msg)) => return Err(anyhow!(msg)),
             Err(e) => tracing::debug!("daemon: {e}; expanding directly"),
         }
     }
@@ -138,7 +138,7 @@ pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Resu
             };
             spool::append(home, &line)?;
             let mut errors = Vec::new();
-            daemon::poke_or_start(home, &mut errors);
+            ipc::poke_or_start(home, &mut errors);
             Err(anyhow!(
                 "session {session} is busy; the expansion of {handle:?} was queued — try again in a moment"
             ))

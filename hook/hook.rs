@@ -28,7 +28,7 @@ use rollgraph_engine::store::{Home, valid_session_id};
 use rollgraph_engine::{clock, redact};
 use serde::{Deserialize, Serialize};
 
-use crate::daemon;
+use crate::ipc;
 use crate::hooklog::{self, LogLimits};
 use crate::spool::{self, Job, JobLine};
 
@@ -335,7 +335,7 @@ fn handle(host: Host) -> Result<()> {
             job,
         };
         match spool::append(&home, &line) {
-            Ok(()) => daemon::poke_or_start(&home, &mut errors),
+            Ok(()) => ipc::poke_or_start(&home, &mut errors),
             Err(e) => errors.push(format!("{e:#}")),
         }
     }

@@ -17,6 +17,7 @@ mod hook;
 mod hooklog;
 mod inspect;
 mod install;
+mod ipc;
 mod mcp;
 mod query;
 mod reconcile;

@@ -16,7 +16,7 @@ use rollgraph_engine::{Config, clock};
 use serde::{Deserialize, Serialize};
 
 use crate::common;
-use crate::daemon::{self, Request};
+use crate::ipc::{self, Request};
 
 /// Search the session's graph.
 #[derive(Debug, clap::Args)]
@@ -108,15 +108,15 @@ pub fn query(
     text: &str,
     limit: usize,
 ) -> Result<QueryResult> {
-    if daemon::reachable(home) {
+    if ipc::reachable(home) {
         let req = Request::Query {
             session: session.to_owned(),
             text: text.to_owned(),
             limit,
         };
-        match daemon::request(home, &req, Duration::from_secs(5)) {
+        match ipc::request(home, &req, Duration::from_secs(5)) {
             Ok(v) => return serde_json::from_value(v).context("the daemon's query result"),
-            Err(daemon::RequestError::Failed(msg)) => return Err(anyhow!(msg)),
+            Err(ipc::RequestError::Failed(msg)) => return Err(anyhow!(msg)),
             Err(e) => tracing::debug!("daemon: {e}; querying directly"),
         }
     }

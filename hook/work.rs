@@ -23,7 +23,7 @@ use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
 use rollgraph_engine::transcript::{self, Turn};
 
-use crate::daemon::Request;
+use crate::ipc::Request;
 use crate::expand;
 use crate::query;
 use crate::spool::{self, Job, JobLine};

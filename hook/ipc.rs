@@ -1,0 +1,200 @@
+//! The daemon's socket protocol, shared by the daemon and its clients (the
+//! hook, `expand`, `query`, the MCP server): where the socket, lock and pid
+//! files live, the [`Request`] / [`Response`] lines, and how a client pokes,
+//! starts or asks the daemon without ever blocking on a hung one.
+//!
+//! The hook starts the daemon on demand: [`poke_or_start`] connects without
+//! blocking and, when nobody listens, spawns `rollgraph daemon` with stdin,
+//! stdout and stderr on /dev/null and does not wait.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rollgraph_engine::store::Home;
+use serde::{Deserialize, Serialize};
+
+/// The daemon's socket.
+pub fn socket_path(home: &Home) -> PathBuf {
+    home.root().join("daemon.sock")
+}
+
+/// The single-instance lock.
+pub fn lock_path(home: &Home) -> PathBuf {
+    home.root().join("daemon.lock")
+}
+
+/// The running daemon's process id (written while it holds the lock).
+pub fn pid_path(home: &Home) -> PathBuf {
+    home.root().join("daemon.pid")
+}
+
+/// A request on the socket (besides the plain-text `work`, `ping`, `shutdown`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Expand a handle in a session (raises its nodes, counts an expansion).
+    Expand {
+        /// The session.
+        session: String,
+        /// The handle or node id.
+        handle: String,
+    },
+    /// Query a session's graph.
+    Query {
+        /// The session.
+        session: String,
+        /// The query text.
+        text: String,
+        /// Most hits.
+        limit: usize,
+    },
+}
+
+/// The answer to a [`Request`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Response {
+    /// Whether it worked.
+    pub ok: bool,
+    /// The result (an expansion or a query result) when it worked.
+    #[serde(default)]
+    pub result: serde_json::Value,
+    /// What went wrong otherwise.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Connects to the daemon's socket without ever blocking: a listener whose
+/// backlog is full (a hung daemon) gives `WouldBlock`, not a wait.
+fn connect_nonblocking(path: &Path) -> std::io::Result<UnixStream> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    let addr = SocketAddrUnix::new(path)?;
+    rustix::net::connect(&fd, &addr)?;
+    Ok(UnixStream::from(fd))
+}
+
+/// Outcome of a poke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poke {
+    /// A daemon took the poke.
+    Sent,
+    /// A daemon is there but not accepting (hung or swamped): leave it; it
+    /// rescans the spools when it recovers.
+    Busy,
+    /// Nobody listens.
+    Absent,
+}
+
+/// Tells a running daemon there is work, without waiting for it.
+pub fn poke(home: &Home) -> Poke {
+    match connect_nonblocking(&socket_path(home)) {
+        Ok(mut s) => match s.write(b"work\n") {
+            Ok(_) => Poke::Sent,
+            Err(_) => Poke::Busy,
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Poke::Busy,
+        Err(_) => Poke::Absent,
+    }
+}
+
+/// Pokes the daemon, starting one when none listens. Problems go to `errors`.
+pub fn poke_or_start(home: &Home, errors: &mut Vec<String>) {
+    if poke(home) != Poke::Absent {
+        return;
+    }
+    if let Err(e) = start(home) {
+        errors.push(format!("starting the daemon: {e:#}"));
+    }
+}
+
+/// Spawns `rollgraph daemon`, detached, without waiting for it. The daemon
+/// itself checks the lock, so a race of two hooks starts one daemon.
+pub fn start(home: &Home) -> Result<()> {
+    let exe = std::env::current_exe().context("locating the rollgraph binary")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("daemon");
+    // Tests (and impatient users) shorten the idle timeout through the env.
+    if let Some(secs) = std::env::var("ROLLGRAPH_DAEMON_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        cmd.arg("--idle-timeout").arg(secs.to_string());
+    }
+    cmd.env("ROLLGRAPH_HOME", home.root())
+        // The daemon may hold the embedding model: have glibc hand freed
+        // memory back instead of letting the process creep past 200 MB.
+        .env("MALLOC_TRIM_THRESHOLD_", "1048576")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // Don't pin the user's directory (an unmountable disk, a deleted repo).
+    cmd.current_dir("/");
+    // Not waited for on purpose: the hook exits at once, the daemon is
+    // reparented, and it detaches itself (setsid) as its first act.
+    #[allow(clippy::zombie_processes)]
+    let _child = cmd.spawn().context("spawning `rollgraph daemon`")?;
+    Ok(())
+}
+
+/// Sends one request line and reads one answer line, within `timeout`.
+pub fn request_line(home: &Home, line: &str, timeout: Duration) -> Result<String> {
+    let path = socket_path(home);
+    let s =
+        connect_nonblocking(&path).with_context(|| format!("connecting to {}", path.display()))?;
+    s.set_nonblocking(false)?;
+    s.set_read_timeout(Some(timeout))?;
+    s.set_write_timeout(Some(timeout))?;
+    let mut w = &s;
+    w.write_all(line.as_bytes())?;
+    w.write_all(b"\n")?;
+    let mut buf = Vec::new();
+    BufReader::new(&s)
+        .take(16 << 20)
+        .read_until(b'\n', &mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).trim_end().to_owned())
+}
+
+/// Why a request to the daemon failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The daemon could not be reached or did not answer in time.
+    #[error("daemon unreachable: {0}")]
+    Unreachable(String),
+    /// The daemon answered that the request failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Whether something accepts connections on the socket right now.
+pub fn reachable(home: &Home) -> bool {
+    connect_nonblocking(&socket_path(home)).is_ok()
+}
+
+/// Sends a JSON request to the daemon.
+pub fn request(
+    home: &Home,
+    req: &Request,
+    timeout: Duration,
+) -> Result<serde_json::Value, RequestError> {
+    let line = serde_json::to_string(req).map_err(|e| RequestError::Failed(e.to_string()))?;
+    let answer = request_line(home, &line, timeout)
+        .map_err(|e| RequestError::Unreachable(format!("{e:#}")))?;
+    let r: Response = serde_json::from_str(&answer)
+        .map_err(|e| RequestError::Unreachable(format!("daemon answered {answer:?}: {e}")))?;
+    if r.ok {
+        Ok(r.result)
+    } else {
+        Err(RequestError::Failed(
+            r.error.unwrap_or_else(|| "daemon request failed".into()),
+        ))
+    }
+}
