@@ -9,6 +9,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod plain;
 pub mod redact;
 pub mod store;
 pub mod transcript;
