@@ -224,8 +224,10 @@ pub fn score(
             s.missed
                 .push(format!("superseded: {} (was: {})", p.new, p.old));
         }
+        // "Drop X" says X is out, not in force.
         let stale = lines
             .iter()
+            .filter(|l| !l.starts_with("- Drop "))
             .filter(|l| holds(in_force_part(l), &p.old) && !holds(in_force_part(l), &p.new))
             .count() as u32;
         if stale > 0 {

@@ -1263,6 +1263,13 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let replacement = decision(after, root)
             .and_then(|d| d.chosen.map(|c| (c, d.label)))
             .or_else(|| {
+                // "do client side", "use the small pool": a bare imperative.
+                let a = after.trim();
+                let r = strip_prefix_ci(a, "do ").or_else(|| strip_prefix_ci(a, "use "))?;
+                decision(&format!("let's use {r}"), root)
+                    .and_then(|d| d.chosen.map(|c| (c, d.label)))
+            })
+            .or_else(|| {
                 // "Y is enough", "Y is fine", "Y it is", "Y will do"
                 let a = after.trim();
                 [
@@ -1276,6 +1283,8 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 ]
                 .iter()
                 .find_map(|m| find_ci(a, m).map(|p| a[..p].trim()))
+                // Only the last clause before "will do": "by the way; X will do".
+                .map(|y| y.rsplit([';', ',']).next().unwrap_or(y).trim())
                 .filter(|y| !y.is_empty() && y.split_whitespace().count() <= 8)
                 .and_then(|y| chosen_of(y, root).map(|c| (c, format!("Use {y}"))))
             })

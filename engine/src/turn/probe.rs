@@ -834,13 +834,28 @@ impl<'a> Plan<'a> {
             let Some(dropped) = d.replaced.as_deref() else {
                 return;
             };
-            let targets: Vec<NodeId> = self
+            let mut targets: Vec<NodeId> = self
                 .decisions_choosing(dropped)
                 .into_iter()
                 .filter(|id| !self.is_superseded(id))
                 .collect();
             if targets.is_empty() {
-                return;
+                // Dropped before we recorded it as chosen: keep it as the
+                // history the drop (and the choice that follows) supersedes.
+                if dropped == extract::PREVIOUS_CHOICE || dropped.split_whitespace().count() > 4 {
+                    return;
+                }
+                let m = Mention {
+                    label: format!("Use {dropped}"),
+                    kind: NodeKind::Decision,
+                    domain: Domain::Project,
+                    role: None,
+                    strong: true,
+                };
+                match self.upsert(&m, None, self.cfg.decision_weight * 0.5, true) {
+                    Some(h) => targets.push(h),
+                    None => return,
+                }
             }
             let m = Mention {
                 label: d.label.clone(),
@@ -856,6 +871,7 @@ impl<'a> Plan<'a> {
                 for t in targets {
                     self.supersede(&did, &t);
                 }
+                self.last_drop = Some(did);
             }
             return;
         }
@@ -878,6 +894,9 @@ impl<'a> Plan<'a> {
                 .any(|id| !self.is_superseded(id) && !live_same.contains(id))
         });
         if d.moves == DecisionMove::Choose && !replaces_live && !live_same.is_empty() {
+            if let Some(drop) = self.last_drop.take() {
+                self.supersede(&live_same[0], &drop);
+            }
             for id in &live_same {
                 if let Some(n) = self.node_ref(id) {
                     let m = Mention {
@@ -954,6 +973,20 @@ impl<'a> Plan<'a> {
         // A decision taken up again is a new node: the old one keeps its
         // place in the history.
         let mut label = d.label.clone();
+        if let Some(prev) = d
+            .replaced
+            .as_deref()
+            .filter(|r| *r == extract::PREVIOUS_CHOICE)
+        {
+            let named = self
+                .latest_decision_except(None)
+                .and_then(|id| self.choice_of(&id))
+                .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()));
+            label = match named {
+                Some(n) => label.replace(prev, &n),
+                None => label.replace(&format!(" instead of {prev}"), ""),
+            };
+        }
         let plain_id = self.resolve(&label, NodeKind::Decision);
         if plain_id.as_ref().is_some_and(|id| self.is_superseded(id)) {
             label = format!("{label} (again, turn {})", self.turn);
@@ -975,6 +1008,9 @@ impl<'a> Plan<'a> {
             self.edge(&did, EdgeKind::Uses, c, 0.9);
         }
         if existed {
+            if let Some(drop) = self.last_drop.take() {
+                self.supersede(&did, &drop);
+            }
             return;
         }
         // What does this decision supersede? What it names as replaced, a
@@ -1048,11 +1084,6 @@ impl<'a> Plan<'a> {
         // to X" with nothing else to go on replaces the choice made last.
         if let Some(drop) = self.last_drop.take() {
             old.push(drop);
-        } else if old.is_empty()
-            && d.moves == DecisionMove::Return
-            && let Some(latest) = self.latest_decision_except(Some(&did))
-        {
-            old.push(latest);
         }
         for o in old {
             self.supersede(&did, &o);
@@ -1084,7 +1115,17 @@ impl<'a> Plan<'a> {
             .choice_of(decision)
             .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()))
         {
-            let cw = extract::content_words(&c);
+            // The choice's head word is what is being decided ("weekly
+            // partitions" decides partitions), as in extract::decision.
+            let mut cw = extract::content_words(&c);
+            if c.split_whitespace().count() >= 2 {
+                let head = c
+                    .split_whitespace()
+                    .last()
+                    .map(extract::stem)
+                    .unwrap_or_default();
+                cw.retain(|w| *w != head);
+            }
             words.retain(|w| !cw.contains(w));
         }
         words
