@@ -893,7 +893,14 @@ impl<'a> Plan<'a> {
                 .iter()
                 .any(|id| !self.is_superseded(id) && !live_same.contains(id))
         });
-        if d.moves == DecisionMove::Choose && !replaces_live && !live_same.is_empty() {
+        // Already in force (a restatement, an accepted proposal of what is
+        // decided, "actually keep X"): the mention strengthens it.
+        let restated = match d.moves {
+            DecisionMove::Choose => !replaces_live,
+            DecisionMove::Return => true,
+            DecisionMove::Drop => false,
+        };
+        if restated && !live_same.is_empty() {
             if let Some(drop) = self.last_drop.take() {
                 self.supersede(&live_same[0], &drop);
             }
@@ -912,30 +919,8 @@ impl<'a> Plan<'a> {
             return;
         }
         if d.moves == DecisionMove::Return {
-            if earlier.is_empty() {
-                // "keep X" with no earlier X is not a decision at all.
-                if find_word(&d.sentence, "keep") {
-                    return;
-                }
-            } else if earlier.iter().any(|id| !self.is_superseded(id)) {
-                // Already in force: the mention strengthens it.
-                let live: Vec<NodeId> = earlier
-                    .iter()
-                    .filter(|id| !self.is_superseded(id))
-                    .cloned()
-                    .collect();
-                for id in &live {
-                    if let Some(n) = self.node_ref(id) {
-                        let m = Mention {
-                            label: n.label.clone(),
-                            kind: NodeKind::Decision,
-                            domain: n.domain,
-                            role: None,
-                            strong: true,
-                        };
-                        self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true);
-                    }
-                }
+            // "keep X" with no earlier X is not a decision at all.
+            if earlier.is_empty() && find_word(&d.sentence, "keep") {
                 return;
             }
             for id in &earlier {
