@@ -1049,6 +1049,15 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         if replaced.is_none() {
             replaced = from_part;
         }
+        // "let's use X instead": instead of the choice made last.
+        if replaced.is_none()
+            && strip_clause(choice_part)
+                .split_whitespace()
+                .last()
+                .is_some_and(|w| w.eq_ignore_ascii_case("instead"))
+        {
+            replaced = Some(PREVIOUS_CHOICE.to_owned());
+        }
         let choice = trim_fillers(&truncate_words(strip_clause(choice_part), 8));
         if choice.is_empty() || is_non_choice(&choice) {
             return None;
@@ -1383,6 +1392,70 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
         }
     }
     None
+}
+
+/// A terse answer that makes a choice: "parser: clap derive" (a topic and
+/// its choice), or the first words of a prompt naming one of the options the
+/// reply before it offered ("…the bucket or workspaces?" → "GCS bucket.").
+pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> Option<Decision> {
+    let s = first.trim().trim_end_matches(['.', '!']);
+    if s.is_empty() || s.ends_with('?') || s.split_whitespace().count() > 6 {
+        return None;
+    }
+    if let Some((topic, choice)) = s.split_once(": ") {
+        let topic = topic.trim();
+        let choice = choice.trim();
+        let topic_ok = (1..=2).contains(&topic.split_whitespace().count())
+            && topic
+                .chars()
+                .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
+            && !lexicon::is_closed_class(&topic.to_lowercase());
+        if topic_ok
+            && (1..=4).contains(&choice.split_whitespace().count())
+            && !is_non_choice(choice)
+        {
+            let chosen = chosen_of(choice, root)?;
+            return Some(finish_decision(
+                format!("Use {choice} for {topic}"),
+                Some(chosen),
+                None,
+                topic,
+                choice,
+                DecisionMove::Choose,
+                first.trim(),
+            ));
+        }
+        return None;
+    }
+    // Picking one of the options just offered.
+    let offered = previous_reply.contains('?')
+        && (find_ci(previous_reply, "or").is_some()
+            || find_ci(previous_reply, "options").is_some());
+    if !offered || s.split_whitespace().count() > 4 || s.contains(',') {
+        return None;
+    }
+    let content = content_words(s);
+    let reply_words = content_words(previous_reply);
+    if content.is_empty() || !content.iter().all(|w| reply_words.contains(w)) {
+        return None;
+    }
+    if lexicon::ACCEPT_CUES
+        .iter()
+        .any(|c| s.eq_ignore_ascii_case(c))
+        || is_non_choice(s)
+    {
+        return None;
+    }
+    let chosen = chosen_of(s, root)?;
+    Some(finish_decision(
+        format!("Use {s}"),
+        Some(chosen),
+        None,
+        "",
+        s,
+        DecisionMove::Choose,
+        first.trim(),
+    ))
 }
 
 /// Whether a prompt accepts what was just proposed ("yes, do that",

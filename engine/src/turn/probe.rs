@@ -117,6 +117,14 @@ impl Probe for HeuristicProbe {
             {
                 plan.decision(&d);
             }
+            // A terse answer to the question just asked ("parser: clap
+            // derive", an option of those offered) is a choice too.
+            if let Some(first) = user_sentences.first()
+                && extract::decision(first, input.root).is_none()
+                && let Some(d) = extract::answer_choice(first, previous_reply, input.root)
+            {
+                plan.decision(&d);
+            }
             for s in &user_sentences {
                 plan.sentence(s, true);
             }
