@@ -404,3 +404,15 @@ fn terse_answers_and_a_bare_instead_are_choices() {
     assert!(live.iter().any(|l| l.contains("Zephyrq")), "{live:?}");
     assert!(!live.iter().any(|l| l.contains("Brokk")), "{live:?}");
 }
+
+#[test]
+fn redaction_placeholders_never_become_names() {
+    words();
+    for s in [
+        "my admin password is [REDACTED:prose] so use it",
+        "Set `[REDACTED:token]` in the env and restart Brokk.",
+    ] {
+        let got = kinds(s);
+        assert!(got.iter().all(|(l, _)| !l.contains("REDACTED")), "{s:?} → {got:?}");
+    }
+}

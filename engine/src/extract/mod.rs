@@ -365,6 +365,11 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
     let mut i = 0;
     while i < ws.len() {
         let w = &ws[i];
+        // A redaction placeholder stands for a secret: never a name.
+        if w.raw.contains("REDACTED") {
+            i += 1;
+            continue;
+        }
         if let Some(p) = file_path(w.text, root) {
             out.push(Mention {
                 label: p,
