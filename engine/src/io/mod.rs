@@ -9,6 +9,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod peek;
 pub mod redact;
 pub mod store;
 pub mod transcript;
