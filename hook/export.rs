@@ -41,11 +41,21 @@ pub struct ExportArgs {
 /// Runs `rollgraph export`.
 pub fn run(args: ExportArgs) -> Result<()> {
     let (home, config) = home_and_config()?;
+    let started = std::time::Instant::now();
     let src = source::load(&home, &config, &args.scope)?;
     for p in &src.problems {
         eprintln!("warning: {p}");
     }
+    let loaded = started.elapsed();
     let text = export(&src.graph, &src.focus, args.format, &src.name)?;
+    // `ROLLGRAPH_LOG=debug` shows where the time goes.
+    tracing::debug!(
+        "export: {} nodes read in {:.1} ms, written as {:?} in {:.1} ms",
+        src.graph.node_count(),
+        loaded.as_secs_f64() * 1e3,
+        args.format,
+        (started.elapsed() - loaded).as_secs_f64() * 1e3
+    );
     match &args.out {
         Some(path) => std::fs::write(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display())),
@@ -95,7 +105,11 @@ fn dot(g: &Graph, doc: &GraphDoc, focus: &[NodeId], name: &str) -> String {
     let focus: std::collections::BTreeSet<&str> = focus.iter().map(NodeId::as_str).collect();
     let mut s = String::with_capacity(doc.nodes.len() * 160 + doc.edges.len() * 80);
     let _ = writeln!(s, "digraph rollgraph {{");
-    let _ = writeln!(s, "  graph [label={}, labelloc=t, fontname=\"Helvetica\", rankdir=LR, overlap=false];", dot_str(&format!("rollgraph: {name}")));
+    let _ = writeln!(
+        s,
+        "  graph [label={}, labelloc=t, fontname=\"Helvetica\", rankdir=LR, overlap=false];",
+        dot_str(&format!("rollgraph: {name}"))
+    );
     let _ = writeln!(
         s,
         "  node [shape=ellipse, style=filled, fontname=\"Helvetica\", fontsize=10];"
@@ -118,7 +132,14 @@ fn dot(g: &Graph, doc: &GraphDoc, focus: &[NodeId], name: &str) -> String {
             let superseded = g.superseded_by(&n.id).is_some();
             let mut attrs = vec![
                 format!("label={}", dot_str(&n.label)),
-                format!("fillcolor={}", dot_str(&format!("{}{}", domain_colour(d), if superseded { "40" } else { "cc" }))),
+                format!(
+                    "fillcolor={}",
+                    dot_str(&format!(
+                        "{}{}",
+                        domain_colour(d),
+                        if superseded { "40" } else { "cc" }
+                    ))
+                ),
                 format!("width={:.2}", 0.3 + n.weight * 1.2),
                 format!("rg_weight={:.3}", n.weight),
                 format!("rg_kind={}", dot_str(n.kind.as_str())),

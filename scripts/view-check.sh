@@ -88,7 +88,7 @@ dump "$OUT/example.html" "frame=now" "$TMP/now.html"
 dump "$OUT/example.html" "frame=turn:12" "$TMP/t12.html"
 dump "$OUT/example.html" "frame=turn:40" "$TMP/t40.html"
 shot "$OUT/example.html" "frame=now" example-now
-shot "$OUT/example.html" "frame=now&expand=all&select=use-bento-instead-of-resend" example-expanded-selected
+shot "$OUT/example.html" "frame=now&expand=all&select=decision-use-bento-instead-of-resend" example-expanded-selected
 shot "$OUT/example.html" "frame=turn:12" example-turn-12
 shot "$OUT/example.html" "frame=now&q=dana" example-search
 
@@ -148,6 +148,7 @@ for n in 5000 20000; do
     t=$(date +%s%N); ROLLGRAPH_HOME=$H "$BIN" export --global --format "$fmt" > "$TMP/big.$fmt"; echo "export_${fmt}_${n}_ms=$(ms "$t")" >> "$TMP/numbers"
   done
   t=$(date +%s%N); dump "$OUT/warm-$n.html" "" "$TMP/warm-$n.dom"; echo "chromium_dump_${n}_ms=$(ms "$t")" >> "$TMP/numbers"
+  dump "$OUT/warm-$n.html" "expand=all" "$TMP/warm-$n-all.dom"
   shot "$OUT/warm-$n.html" "" "warm-$n"
   echo "page_bytes_${n}=$(wc -c < "$OUT/warm-$n.html")" >> "$TMP/numbers"
 done
@@ -220,6 +221,7 @@ check("PWNED" not in h.title and h.scripts == 2, f"no injected script ran (title
 check(len(h.nodes) == 4, "the hostile labels are four nodes")
 raw = open(f"{tmp}/hostile.html", encoding="utf-8").read()
 check("&lt;/script&gt;&lt;script&gt;" in raw, "a </script> label is shown as text")
+check("\u202e" not in raw and "\u27eaU+202E\u27eb" in raw, "a bidi override in a label is shown as a visible mark, never applied")
 
 nums = dict(l.strip().split("=", 1) for l in open(f"{tmp}/numbers"))
 for n in ("5000", "20000"):
@@ -227,6 +229,9 @@ for n in ("5000", "20000"):
     check(w.body.get("data-ready") == "1" and int(w.body.get("data-nodes-total", 0)) == int(n), f"the {n}-node page is ready with {n} nodes")
     nums[f"interactive_{n}_ms"] = w.body.get("data-ready-ms")
     nums[f"drawn_{n}"] = w.svg.get("data-nodes"); nums[f"bubbles_{n}"] = w.svg.get("data-bubbles")
+    wa = dom(f"warm-{n}-all.dom")
+    check(wa.body.get("data-ready") == "1" and int(wa.svg.get("data-nodes", 0)) == int(n) and len(wa.nodes) == int(n), f"the {n}-node page expanded draws all {n} nodes")
+    nums[f"interactive_{n}_expanded_ms"] = wa.body.get("data-ready-ms")
 w20 = dom("warm-20000.dom")
 check(int(w20.svg.get("data-nodes", 0)) < 2000 and int(w20.svg.get("data-bubbles", 0)) >= 4, f"20,000 nodes open collapsed ({w20.svg.get('data-nodes')} drawn, {w20.svg.get('data-bubbles')} bubbles)")
 json.dump(nums, open(f"{out}/numbers.json", "w"), indent=1)

@@ -25,8 +25,14 @@ fn ok(env: &TestEnv, args: &[&str]) -> String {
 /// The JSON embedded in a page, parsed.
 fn page_data(html: &str) -> Value {
     let open = "<script type=\"application/json\" id=\"rollgraph-data\">";
-    let start = html.find(open).map(|i| i + open.len()).unwrap_or_else(|| panic!("no data element"));
-    let end = start + html[start..].find("</script>").unwrap_or_else(|| panic!("data not closed"));
+    let start = html
+        .find(open)
+        .map(|i| i + open.len())
+        .unwrap_or_else(|| panic!("no data element"));
+    let end = start
+        + html[start..]
+            .find("</script>")
+            .unwrap_or_else(|| panic!("data not closed"));
     serde_json::from_str(&html[start..end]).unwrap_or_else(|e| panic!("page data is not JSON: {e}"))
 }
 
@@ -81,10 +87,22 @@ fn render_text(lines: &Value) -> String {
 fn the_page_shows_the_stored_session_and_replays_its_turns() {
     let env = TestEnv::new();
     let prefix = example_prefix(env.dir.path(), 30);
-    ok(&env, &["replay", prefix.to_str().unwrap_or_default(), "--session", "ex"]);
+    ok(
+        &env,
+        &[
+            "replay",
+            prefix.to_str().unwrap_or_default(),
+            "--session",
+            "ex",
+        ],
+    );
     let before = state_files(&env);
     let (html, data) = view(&env, &[]);
-    assert_eq!(before, state_files(&env), "view changed the state directory");
+    assert_eq!(
+        before,
+        state_files(&env),
+        "view changed the state directory"
+    );
 
     let show: Value = serde_json::from_str(&ok(&env, &["show", "--json"])).unwrap_or_default();
     let stored = show["nodes"].as_object().map(|m| m.len()).unwrap_or(0);
@@ -104,23 +122,41 @@ fn the_page_shows_the_stored_session_and_replays_its_turns() {
     // The timeline is the session's, turn by turn, ending at the stored graph.
     let frames = data["frames"].as_array().cloned().unwrap_or_default();
     assert_eq!(frames.len(), 30 + 2, "start, 30 turns, now");
-    assert_eq!(data["meta"]["timeline_matches"], true, "{}", data["meta"]["timeline"]);
-    let fired: Vec<&Value> = frames.iter().filter(|f| f["gate"]["fire"] == true).collect();
+    assert_eq!(
+        data["meta"]["timeline_matches"], true,
+        "{}",
+        data["meta"]["timeline"]
+    );
+    let fired: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["gate"]["fire"] == true)
+        .collect();
     assert!(fired.len() >= 3, "probes in 30 turns: {}", fired.len());
     for f in &fired {
         assert!(f["probe"].is_object(), "{f}");
-        assert!(!f["gate"]["triggers"].as_array().map(Vec::is_empty).unwrap_or(true) || f["gate"]["reason"].as_str().is_some_and(|r| !r.is_empty()));
+        assert!(
+            !f["gate"]["triggers"]
+                .as_array()
+                .map(Vec::is_empty)
+                .unwrap_or(true)
+                || f["gate"]["reason"].as_str().is_some_and(|r| !r.is_empty())
+        );
     }
-    assert!(frames.iter().any(|f| f["gate"]["fire"] == false && f["gate"]["reason"].as_str().is_some_and(|r| !r.is_empty())));
+    assert!(frames.iter().any(|f| f["gate"]["fire"] == false
+        && f["gate"]["reason"].as_str().is_some_and(|r| !r.is_empty())));
     // The focus moves along the timeline.
-    let focuses: std::collections::BTreeSet<String> = fired.iter().map(|f| f["f"].to_string()).collect();
+    let focuses: std::collections::BTreeSet<String> =
+        fired.iter().map(|f| f["f"].to_string()).collect();
     assert!(focuses.len() >= 2, "the focus never moved: {focuses:?}");
     // The injection at the last position is `rollgraph render`'s.
     let render: Value = serde_json::from_str(&ok(&env, &["render", "--json"])).unwrap_or_default();
     let last = frames.last().cloned().unwrap_or_default();
     assert_eq!(last["title"], "now");
     let r = &data["renders"][last["r"].as_u64().unwrap_or(0) as usize];
-    assert_eq!(render_text(&r["lines"]), render["text"].as_str().unwrap_or("").trim_end());
+    assert_eq!(
+        render_text(&r["lines"]),
+        render["text"].as_str().unwrap_or("").trim_end()
+    );
     assert_eq!(r["tokens"], render["tokens"]);
     // Every focus line of the injection is linked to the node it names.
     let mut focus_lines = 0;
@@ -128,17 +164,29 @@ fn the_page_shows_the_stored_session_and_replays_its_turns() {
         let t = l["t"].as_str().unwrap_or("");
         if let Some(rest) = t.strip_prefix("- **") {
             focus_lines += 1;
-            let ix = l["n"][0].as_u64().unwrap_or_else(|| panic!("focus line not linked: {t}")) as usize;
+            let ix = l["n"][0]
+                .as_u64()
+                .unwrap_or_else(|| panic!("focus line not linked: {t}"))
+                as usize;
             let label = data["nodes"][ix]["label"].as_str().unwrap_or("");
             assert!(rest.starts_with(label), "{t} linked to {label}");
         }
         if t.starts_with("- [") {
-            assert!(l["h"].is_string() && l["n"].as_array().is_some_and(|n| !n.is_empty()), "{t}");
+            assert!(
+                l["h"].is_string() && l["n"].as_array().is_some_and(|n| !n.is_empty()),
+                "{t}"
+            );
         }
     }
     assert!(focus_lines > 0);
     // Self-contained: no external resource, a policy that forbids the network.
-    for bad in ["src=\"http", "href=\"http", "src=\"//", "@import", "url(http"] {
+    for bad in [
+        "src=\"http",
+        "href=\"http",
+        "src=\"//",
+        "@import",
+        "url(http",
+    ] {
         assert!(!html.contains(bad), "page refers to the network: {bad}");
     }
     assert!(html.contains("default-src 'none'"));
@@ -147,7 +195,13 @@ fn the_page_shows_the_stored_session_and_replays_its_turns() {
 #[test]
 fn the_full_example_has_supersedes_edges_with_the_old_side() {
     let env = TestEnv::new();
-    ok(&env, &["replay", crate::common::example().to_str().unwrap_or_default()]);
+    ok(
+        &env,
+        &[
+            "replay",
+            crate::common::example().to_str().unwrap_or_default(),
+        ],
+    );
     let (_, data) = view(&env, &[]);
     let nodes = data["nodes"].as_array().cloned().unwrap_or_default();
     let sup: Vec<&Value> = data["edges"]
@@ -162,20 +216,37 @@ fn the_full_example_has_supersedes_edges_with_the_old_side() {
         .map(|e| {
             let s = e["s"].as_u64().unwrap_or(0) as usize;
             let t = e["t"].as_u64().unwrap_or(0) as usize;
-            (nodes[s]["label"].as_str().unwrap_or(""), nodes[t]["label"].as_str().unwrap_or(""))
+            (
+                nodes[s]["label"].as_str().unwrap_or(""),
+                nodes[t]["label"].as_str().unwrap_or(""),
+            )
         })
         .collect();
     assert!(
-        labels.iter().any(|(new, old)| new.contains("Bento") && old.contains("Resend")),
+        labels
+            .iter()
+            .any(|(new, old)| new.contains("Bento") && old.contains("Resend")),
         "{labels:?}"
     );
     // The far clusters of the injection are the page's collapsed groups.
-    let last = data["frames"].as_array().and_then(|f| f.last()).cloned().unwrap_or_default();
+    let last = data["frames"]
+        .as_array()
+        .and_then(|f| f.last())
+        .cloned()
+        .unwrap_or_default();
     let r = &data["renders"][last["r"].as_u64().unwrap_or(0) as usize];
-    let groups: Vec<&str> = data["groups"].as_array().into_iter().flatten().filter_map(|g| g["h"].as_str()).collect();
+    let groups: Vec<&str> = data["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|g| g["h"].as_str())
+        .collect();
     for l in r["lines"].as_array().into_iter().flatten() {
         if let Some(h) = l["h"].as_str() {
-            assert!(groups.contains(&h), "far handle {h} is not a group: {groups:?}");
+            assert!(
+                groups.contains(&h),
+                "far handle {h} is not a group: {groups:?}"
+            );
         }
     }
 }
@@ -228,7 +299,10 @@ fn hostile_labels_stay_data() {
         ("script", "</script><script>alert(1)</script>"),
         ("img", "<img src=x onerror=alert(2)>"),
         ("quotes", "\"quoted\" & 'single' \\ back"),
-        ("rtl", "\u{202E}gnp.exe \u{05e9}\u{05dc}\u{05d5}\u{05dd} \u{0627}\u{0644}\u{0633}\u{0644}\u{0627}\u{0645}"),
+        (
+            "rtl",
+            "\u{202E}gnp.exe \u{05e9}\u{05dc}\u{05d5}\u{05dd} \u{0627}\u{0644}\u{0633}\u{0644}\u{0627}\u{0645}",
+        ),
         ("comment", "<!-- x --> ]]> {{DATA}} {{SCRIPT}}"),
     ];
     let mut nodes: Vec<Value> = evil
@@ -241,7 +315,8 @@ fn hostile_labels_stay_data() {
         })
         .collect();
     nodes.push(node("plain", "Plain node", "project", 0.5));
-    let edges = vec![json!({"source": "script", "target": "img", "kind": "supersedes", "weight": 0.8})];
+    let edges =
+        vec![json!({"source": "script", "target": "img", "kind": "supersedes", "weight": 0.8})];
     write_session(
         &env,
         "evil",
@@ -251,24 +326,43 @@ fn hostile_labels_stay_data() {
     );
     let (html, data) = view(&env, &[]);
     // Exactly the page's own two script elements close; no injected markup.
-    assert_eq!(html.matches("</script>").count(), 2, "a label closed a script element");
+    assert_eq!(
+        html.matches("</script>").count(),
+        2,
+        "a label closed a script element"
+    );
     assert!(!html.contains("<img"), "a label became an element");
     assert!(!html.contains("<!-- x"), "a label became a comment");
-    assert!(!html.contains('\u{202E}'), "a raw bidi override reached the HTML");
+    assert!(
+        !html.contains('\u{202E}'),
+        "a raw bidi override reached the HTML"
+    );
     // ...and the data comes back intact.
-    let labels: Vec<&str> = data["nodes"].as_array().into_iter().flatten().filter_map(|n| n["label"].as_str()).collect();
+    let labels: Vec<&str> = data["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n["label"].as_str())
+        .collect();
     for (_, label) in evil {
         assert!(labels.contains(&label), "{label:?} lost: {labels:?}");
     }
     // Export escapes them for each format.
     let dot = ok(&env, &["export", "--format", "dot"]);
-    assert!(dot.contains(r#"label="\"quoted\" & 'single' \\ back""#), "{dot}");
+    assert!(
+        dot.contains(r#"label="\"quoted\" & 'single' \\ back""#),
+        "{dot}"
+    );
     let graphml = ok(&env, &["export", "--format", "graphml"]);
     assert!(graphml.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(!graphml.contains("<script>") && !graphml.contains("<img"));
     assert!(graphml.contains("&quot;quoted&quot; &amp; &apos;single&apos;"));
-    let j: Value = serde_json::from_str(&ok(&env, &["export", "--format", "json"])).unwrap_or_default();
-    assert_eq!(j["nodes"]["script"]["label"], "</script><script>alert(1)</script>");
+    let j: Value =
+        serde_json::from_str(&ok(&env, &["export", "--format", "json"])).unwrap_or_default();
+    assert_eq!(
+        j["nodes"]["script"]["label"],
+        "</script><script>alert(1)</script>"
+    );
 }
 
 #[test]
@@ -313,14 +407,29 @@ fn write_warm(env: &TestEnv, key: &str, nodes: &[Value], edges: &[Value]) {
 /// A synthetic graph: four domains, hubs, supersedes chains, anchors.
 fn synthetic(n: usize) -> (Vec<Value>, Vec<Value>) {
     let domains = ["relationship", "project", "technical", "personal"];
-    let kinds = ["entity", "person", "project", "file", "identifier", "decision", "fact"];
+    let kinds = [
+        "entity",
+        "person",
+        "project",
+        "file",
+        "identifier",
+        "decision",
+        "fact",
+    ];
     let mut nodes = Vec::with_capacity(n);
     let mut edges = Vec::with_capacity(n * 2);
     for i in 0..n {
         let id = format!("component-{i}-of-the-billing-pipeline");
-        let mut v = node(&id, &format!("Component {i} of the billing pipeline"), domains[i % 4], 0.05 + (i % 19) as f64 * 0.05);
+        let mut v = node(
+            &id,
+            &format!("Component {i} of the billing pipeline"),
+            domains[i % 4],
+            0.05 + (i % 19) as f64 * 0.05,
+        );
         v["kind"] = json!(kinds[i % kinds.len()]);
-        v["detail"] = json!(format!("Detail sentence number {i} on why it matters for invoices."));
+        v["detail"] = json!(format!(
+            "Detail sentence number {i} on why it matters for invoices."
+        ));
         if i % 97 == 0 {
             v["anchor"] = json!(true);
         }
@@ -358,7 +467,10 @@ fn export_is_deterministic_and_complete_in_every_format() {
                 for d in ["relationship", "project", "technical", "personal"] {
                     assert!(a.contains(&format!("subgraph cluster_{d} {{")), "{d}");
                 }
-                assert!(a.contains("style=dashed, color=\"#cc0000\""), "supersedes not dashed");
+                assert!(
+                    a.contains("style=dashed, color=\"#cc0000\""),
+                    "supersedes not dashed"
+                );
             }
             _ => {
                 assert!(a.starts_with("<?xml"));
@@ -370,10 +482,27 @@ fn export_is_deterministic_and_complete_in_every_format() {
     }
     // --out writes the same bytes.
     let out = env.dir.path().join("g.dot");
-    ok(&env, &["export", "--format", "dot", "--global", "--out", out.to_str().unwrap_or_default()]);
+    ok(
+        &env,
+        &[
+            "export",
+            "--format",
+            "dot",
+            "--global",
+            "--out",
+            out.to_str().unwrap_or_default(),
+        ],
+    );
     let file = std::fs::read_to_string(&out).unwrap_or_default();
-    assert_eq!(file.trim_end(), ok(&env, &["export", "--format", "dot", "--global"]).trim_end());
-    assert_eq!(before, state_files(&env), "export changed the state directory");
+    assert_eq!(
+        file.trim_end(),
+        ok(&env, &["export", "--format", "dot", "--global"]).trim_end()
+    );
+    assert_eq!(
+        before,
+        state_files(&env),
+        "export changed the state directory"
+    );
 }
 
 #[test]
@@ -383,13 +512,23 @@ fn a_twenty_thousand_node_graph_opens_collapsed_by_domain() {
     write_warm(&env, "global", &nodes, &edges);
     let (html, data) = view(&env, &["--global"]);
     assert_eq!(data["meta"]["node_count"], 20_000);
-    let collapse_at = data["meta"]["domain_collapse_at"].as_u64().unwrap_or(u64::MAX);
+    let collapse_at = data["meta"]["domain_collapse_at"]
+        .as_u64()
+        .unwrap_or(u64::MAX);
     assert!(collapse_at < 20_000);
     assert_eq!(final_weights(&data).len(), 20_000);
-    assert_eq!(data["frames"].as_array().map(Vec::len), Some(1), "a warm graph has one position");
+    assert_eq!(
+        data["frames"].as_array().map(Vec::len),
+        Some(1),
+        "a warm graph has one position"
+    );
     // The injection of the warm graph is there and within budget.
     let r = &data["renders"][0];
-    assert!(r["tokens"].as_u64().is_some_and(|t| t > 0 && t <= 800), "{}", r["tokens"]);
+    assert!(
+        r["tokens"].as_u64().is_some_and(|t| t > 0 && t <= 800),
+        "{}",
+        r["tokens"]
+    );
     // Far nodes sit in the injection's clusters, not one group each.
     let groups = data["groups"].as_array().map(Vec::len).unwrap_or(0);
     assert!(groups > 4 && groups < 20_000, "{groups}");
@@ -400,13 +539,29 @@ fn a_twenty_thousand_node_graph_opens_collapsed_by_domain() {
 fn empty_never_probed_and_one_node_sessions_all_render() {
     let env = TestEnv::new();
     // A session the hook created that never probed: state only, no snapshot, no journal.
-    write_session(&env, "fresh", &[], &[], json!({"session": "fresh", "turn": 3}));
+    write_session(
+        &env,
+        "fresh",
+        &[],
+        &[],
+        json!({"session": "fresh", "turn": 3}),
+    );
     let (_, data) = view(&env, &["--session", "fresh"]);
     assert_eq!(data["meta"]["node_count"], 0);
     let frames = data["frames"].as_array().cloned().unwrap_or_default();
-    assert_eq!(frames.last().map(|f| f["title"].clone()), Some(json!("now")));
-    assert!(frames.last().is_some_and(|f| f["r"].is_null()), "an empty graph injects nothing");
-    assert!(data["meta"]["timeline"].as_str().is_some_and(|t| t.contains("only the stored state")));
+    assert_eq!(
+        frames.last().map(|f| f["title"].clone()),
+        Some(json!("now"))
+    );
+    assert!(
+        frames.last().is_some_and(|f| f["r"].is_null()),
+        "an empty graph injects nothing"
+    );
+    assert!(
+        data["meta"]["timeline"]
+            .as_str()
+            .is_some_and(|t| t.contains("only the stored state"))
+    );
 
     // One node.
     write_session(
@@ -418,7 +573,11 @@ fn empty_never_probed_and_one_node_sessions_all_render() {
     );
     let (_, data) = view(&env, &["--session", "one"]);
     assert_eq!(data["meta"]["node_count"], 1);
-    let last = data["frames"].as_array().and_then(|f| f.last()).cloned().unwrap_or_default();
+    let last = data["frames"]
+        .as_array()
+        .and_then(|f| f.last())
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(last["f"], json!([0]));
     let lines = &data["renders"][last["r"].as_u64().unwrap_or(99) as usize]["lines"];
     assert!(render_text(lines).contains("The only node"));
@@ -428,12 +587,33 @@ fn empty_never_probed_and_one_node_sessions_all_render() {
 
     // A session whose transcript is gone: the journal's cycles make the timeline.
     let prefix = example_prefix(env.dir.path(), 12);
-    ok(&env, &["replay", prefix.to_str().unwrap_or_default(), "--session", "gone"]);
+    ok(
+        &env,
+        &[
+            "replay",
+            prefix.to_str().unwrap_or_default(),
+            "--session",
+            "gone",
+        ],
+    );
     std::fs::remove_file(&prefix).unwrap_or_else(|e| panic!("{e}"));
-    let o = env.run(&["view", "--session", "gone", "--out", env.dir.path().join("g.html").to_str().unwrap_or_default()]);
+    let o = env.run(&[
+        "view",
+        "--session",
+        "gone",
+        "--out",
+        env.dir.path().join("g.html").to_str().unwrap_or_default(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let data = page_data(&std::fs::read_to_string(env.dir.path().join("g.html")).unwrap_or_default());
-    assert!(data["meta"]["timeline"].as_str().is_some_and(|t| t.contains("cannot read transcript")), "{}", data["meta"]["timeline"]);
+    let data =
+        page_data(&std::fs::read_to_string(env.dir.path().join("g.html")).unwrap_or_default());
+    assert!(
+        data["meta"]["timeline"]
+            .as_str()
+            .is_some_and(|t| t.contains("cannot read transcript")),
+        "{}",
+        data["meta"]["timeline"]
+    );
     assert!(data["meta"]["node_count"].as_u64().is_some_and(|n| n > 0));
 }
 
@@ -460,9 +640,19 @@ fn bad_input_gets_a_clear_error() {
     assert!(stderr(&o).contains("not a directory"), "{}", stderr(&o));
     let o = env.run(&["view", "--global"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("no warm graph for global"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no warm graph for global"),
+        "{}",
+        stderr(&o)
+    );
     // A damaged snapshot is reported, never moved aside.
-    write_session(&env, "bad", &[node("a", "A", "project", 0.5)], &[], json!({"session": "bad"}));
+    write_session(
+        &env,
+        "bad",
+        &[node("a", "A", "project", 0.5)],
+        &[],
+        json!({"session": "bad"}),
+    );
     let snap = env.state().join("sessions/bad/snapshot.json");
     std::fs::write(&snap, "{\"seq\": 0, \"doc\": {\"nodes\": ").unwrap_or_else(|e| panic!("{e}"));
     let o = env.run(&["export", "--session", "bad", "--format", "json"]);
@@ -470,8 +660,58 @@ fn bad_input_gets_a_clear_error() {
     assert!(stderr(&o).contains("is corrupt"), "{}", stderr(&o));
     assert!(snap.exists(), "a read-only command moved the snapshot");
     // An unwritable --out is an error naming the file.
-    write_session(&env, "fine", &[node("a", "A", "project", 0.5)], &[], json!({"session": "fine"}));
-    let o = env.run(&["view", "--session", "fine", "--out", "/no/such/dir/page.html"]);
+    write_session(
+        &env,
+        "fine",
+        &[node("a", "A", "project", 0.5)],
+        &[],
+        json!({"session": "fine"}),
+    );
+    let o = env.run(&[
+        "view",
+        "--session",
+        "fine",
+        "--out",
+        "/no/such/dir/page.html",
+    ]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("writing /no/such/dir/page.html"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("writing /no/such/dir/page.html"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn dot_and_graphml_of_a_small_graph() {
+    let env = TestEnv::new();
+    let mut new = node("use-bento", "Use Bento instead of Resend", "technical", 0.9);
+    new["kind"] = json!("decision");
+    let mut old = node(
+        "use-resend",
+        "Use Resend for transactional email",
+        "technical",
+        0.4,
+    );
+    old["kind"] = json!("decision");
+    let mut pref = node("short-answers", "Keep explanations short", "personal", 0.6);
+    pref["kind"] = json!("preference");
+    pref["anchor"] = json!(true);
+    let dana = node("dana", "Dana \"the PM\" Okafor", "relationship", 0.8);
+    let edges = vec![
+        json!({"source": "use-bento", "target": "use-resend", "kind": "supersedes", "weight": 0.9}),
+        json!({"source": "dana", "target": "use-bento", "kind": "owns", "weight": 0.5}),
+    ];
+    write_session(
+        &env,
+        "small",
+        &[new, old, pref, dana],
+        &edges,
+        json!({"session": "small", "turn": 3, "last_focus": ["use-bento"]}),
+    );
+    crate::snap!("export_dot_small", ok(&env, &["export", "--format", "dot"]));
+    crate::snap!(
+        "export_graphml_small",
+        ok(&env, &["export", "--format", "graphml"])
+    );
 }

@@ -539,7 +539,10 @@ pub fn link_lines(g: &Graph, text: &str, index: &HashMap<NodeId, usize>) -> Vec<
                     .map(|(h, _)| h)
                 {
                     if let Some(members) = render::expand_handle(g, h) {
-                        l.n = members.iter().filter_map(|m| index.get(m).copied()).collect();
+                        l.n = members
+                            .iter()
+                            .filter_map(|m| index.get(m).copied())
+                            .collect();
                     }
                     l.h = Some(h.to_owned());
                 }

@@ -61,11 +61,9 @@ pub fn run(args: ViewArgs) -> Result<()> {
     let html = page(&data)?;
     let path = match args.out {
         Some(p) => p,
-        None => std::env::temp_dir().join(format!(
-            "rollgraph-{}-{}.html",
-            src.kind.as_str(),
-            src.id
-        )),
+        None => {
+            std::env::temp_dir().join(format!("rollgraph-{}-{}.html", src.kind.as_str(), src.id))
+        }
     };
     std::fs::write(&path, html.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
@@ -144,8 +142,9 @@ pub fn build(src: &Source, config: &rollgraph_engine::Config) -> Result<data::Da
     Ok(b.finish(&src.graph, meta))
 }
 
-/// JSON safe inside a `<script>` element: no `<`, `>`, `&` or line
-/// separators survive unescaped, so no label can close the element.
+/// JSON safe inside a `<script>` element: no `<`, `>`, `&`, line
+/// separators or bidi controls survive unescaped, so no label can close the
+/// element or reorder the page's source.
 pub fn script_json<T: serde::Serialize>(value: &T) -> Result<String> {
     let raw = serde_json::to_string(value)?;
     let mut s = String::with_capacity(raw.len() + raw.len() / 16);
@@ -154,8 +153,16 @@ pub fn script_json<T: serde::Serialize>(value: &T) -> Result<String> {
             '<' => s.push_str("\\u003c"),
             '>' => s.push_str("\\u003e"),
             '&' => s.push_str("\\u0026"),
-            '\u{2028}' => s.push_str("\\u2028"),
-            '\u{2029}' => s.push_str("\\u2029"),
+            // Line separators, and bidi controls so the page's source reads as it runs.
+            '\u{2028}'
+            | '\u{2029}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{061C}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}' => {
+                s.push_str(&format!("\\u{:04x}", c as u32));
+            }
             c => s.push(c),
         }
     }
@@ -182,7 +189,10 @@ pub fn html_escape(s: &str) -> String {
 /// name inside the data is never expanded).
 pub fn page(data: &data::Data) -> Result<String> {
     let json = script_json(data)?;
-    let title = html_escape(&format!("rollgraph — {} {}", data.meta.kind, data.meta.name));
+    let title = html_escape(&format!(
+        "rollgraph — {} {}",
+        data.meta.kind, data.meta.name
+    ));
     let mut html = String::with_capacity(PAGE.len() + STYLE.len() + SCRIPT.len() + json.len());
     let mut rest = PAGE;
     while let Some(start) = rest.find("{{") {
@@ -234,15 +244,19 @@ mod tests {
 
     #[test]
     fn script_json_cannot_close_the_script_element() {
-        let s = script_json(&serde_json::json!({"l": "</script><script>alert(1)</script>&\u{2028}"}))
-            .unwrap_or_default();
+        let evil = "</script><script>alert(1)</script>&\u{2028}\u{202E}x\u{2066}";
+        let s = script_json(&serde_json::json!({ "l": evil })).unwrap_or_default();
         assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'));
+        assert!(!s.contains('\u{202E}') && !s.contains('\u{2066}') && !s.contains('\u{2028}'));
         let back: serde_json::Value = serde_json::from_str(&s).unwrap_or_default();
-        assert_eq!(back["l"], "</script><script>alert(1)</script>&\u{2028}");
+        assert_eq!(back["l"], evil);
     }
 
     #[test]
     fn html_escape_escapes_markup() {
-        assert_eq!(html_escape("<a href=\"x\">'&"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
+        assert_eq!(
+            html_escape("<a href=\"x\">'&"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
+        );
     }
 }

@@ -18,7 +18,7 @@
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (text !== undefined && text !== null) e.textContent = vis(text);
     return e;
   }
   function sv(tag, attrs) {
@@ -27,6 +27,13 @@
     return e;
   }
   function fmtW(w) { return w < 0 ? '—' : w.toFixed(2); }
+  // Bidi overrides, embeddings and isolates in stored text are shown as
+  // visible marks: a label can never reorder what surrounds it.
+  var BIDI = /[\u202A-\u202E\u2066-\u2069]/g, BIDI_ANY = /[\u202A-\u202E\u2066-\u2069]/;
+  function vis(s) {
+    s = String(s);
+    return BIDI_ANY.test(s) ? s.replace(BIDI, function (c) { return '\u27EAU+' + c.charCodeAt(0).toString(16).toUpperCase() + '\u27EB'; }) : s;
+  }
 
   // ---- state ------------------------------------------------------------
   var state = {
@@ -231,12 +238,12 @@
       var c = sv('circle', { cx: xy[0], cy: xy[1], r: r.toFixed(1), fill: COLORS[d], stroke: COLORS[d], 'class': 'bubble' + (isDomain ? ' domain' : ''), 'data-key': b.key, 'data-count': b.members.length });
       var top = b.members.slice().sort(function (x, y) { return w[y] - w[x]; }).slice(0, 3).map(function (ix) { return nodes[ix].label; });
       var name = isDomain ? DATA.domains[d] + ': ' + b.members.length + ' nodes (click to open)' : '[' + groups[+b.key.slice(1)].h + '] ' + b.members.length + ' collapsed';
-      var t = sv('title', {}); t.textContent = name + ' — ' + top.join(', ');
+      var t = sv('title', {}); t.textContent = vis(name + ' — ' + top.join(', '));
       c.appendChild(t);
       fragB.appendChild(c);
       if (labels < MAX_LABELS) {
         var lab = sv('text', { x: xy[0], y: xy[1] - r - 3, 'text-anchor': 'middle', 'class': 'label bubble-label' + (isDomain ? ' domain-label' : '') });
-        lab.textContent = isDomain ? DATA.domains[d] + ' (' + b.members.length + ')' : '[' + groups[+b.key.slice(1)].h + '] +' + b.members.length;
+        lab.textContent = vis(isDomain ? DATA.domains[d] + ' (' + b.members.length + ')' : '[' + groups[+b.key.slice(1)].h + '] +' + b.members.length);
         fragL.appendChild(lab); labels++;
       }
     });
@@ -257,7 +264,7 @@
       if (state.focus.has(ix)) { cls += ' focus'; focusIds.push(nd.id); }
       if (nd.a) cls += ' anchor';
       var c = sv('circle', { cx: x.toFixed(1), cy: y.toFixed(1), r: r.toFixed(1), fill: COLORS[nd.d], 'class': cls, 'data-ix': ix, 'data-id': nd.id });
-      var t = sv('title', {}); t.textContent = nd.label + ' (' + DATA.domains[nd.d] + ', ' + nd.k + '; w ' + fmtW(w[ix]) + ')';
+      var t = sv('title', {}); t.textContent = vis(nd.label + ' (' + DATA.domains[nd.d] + ', ' + nd.k + '; w ' + fmtW(w[ix]) + ')');
       c.appendChild(t);
       fragN.appendChild(c);
       if (state.focus.has(ix)) fragN.appendChild(sv('circle', { cx: x.toFixed(1), cy: y.toFixed(1), r: (r + 3.5).toFixed(1), 'class': 'focus-ring' }));
@@ -265,7 +272,8 @@
       var labelled = state.shown.has(ix) || state.focus.has(ix) || ix === state.selected || (state.matches && state.matches.has(ix)) || order.length <= 120;
       if (labelled && labels < MAX_LABELS) {
         var lab = sv('text', { x: (x + r + 3).toFixed(1), y: (y + 3).toFixed(1), 'class': 'label' + (state.superseded.has(ix) ? ' superseded' : '') });
-        var text = nd.label.length > 42 ? nd.label.slice(0, 41) + '…' : nd.label;
+        var text = vis(nd.label);
+        if (text.length > 42) text = text.slice(0, 41) + '…';
         lab.textContent = (nd.a ? '⚓ ' : '') + text;
         fragL.appendChild(lab); labels++;
       }
@@ -444,13 +452,21 @@
   var view = { x: 0, y: 0, k: 1 };
   function applyView() { viewport.setAttribute('transform', 'translate(' + view.x.toFixed(1) + ',' + view.y.toFixed(1) + ') scale(' + view.k.toFixed(4) + ')'); }
   function fit() {
-    var minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-    for (var d = 0; d < 4; d++) {
-      minX = Math.min(minX, domainPos[d][0] - domainRadius[d]); maxX = Math.max(maxX, domainPos[d][0] + domainRadius[d]);
-      minY = Math.min(minY, domainPos[d][1] - domainRadius[d]); maxY = Math.max(maxY, domainPos[d][1] + domainRadius[d]);
+    // Fit what is drawn (collapsed domains of a huge graph, or everything).
+    var bb = null;
+    try { bb = viewport.getBBox(); } catch (e) { bb = null; }
+    var minX, minY, maxX, maxY;
+    if (bb && bb.width > 0 && bb.height > 0) {
+      minX = bb.x; minY = bb.y; maxX = bb.x + bb.width; maxY = bb.y + bb.height;
+    } else {
+      minX = Infinity; minY = Infinity; maxX = -Infinity; maxY = -Infinity;
+      for (var d = 0; d < 4; d++) {
+        minX = Math.min(minX, domainPos[d][0] - domainRadius[d]); maxX = Math.max(maxX, domainPos[d][0] + domainRadius[d]);
+        minY = Math.min(minY, domainPos[d][1] - domainRadius[d]); maxY = Math.max(maxY, domainPos[d][1] + domainRadius[d]);
+      }
     }
     var r = svg.getBoundingClientRect(), W = r.width || 800, H = r.height || 600;
-    var k = Math.min(W / (maxX - minX + 80), H / (maxY - minY + 80));
+    var k = Math.min(4, W / (maxX - minX + 40), H / (maxY - minY + 40));
     view.k = k; view.x = W / 2 - k * (minX + maxX) / 2; view.y = H / 2 - k * (minY + maxY) / 2;
     applyView();
   }
@@ -552,14 +568,14 @@
   window.addEventListener('hashchange', applyHash);
 
   // ---- start ----------------------------------------------------------------
-  $('title').textContent = 'rollgraph · ' + DATA.meta.kind + ' ' + DATA.meta.name;
-  $('timeline-note').textContent = 'Timeline: ' + DATA.meta.timeline + '. Page made ' + DATA.meta.generated + '.';
+  $('title').textContent = vis('rollgraph · ' + DATA.meta.kind + ' ' + DATA.meta.name);
+  $('timeline-note').textContent = vis('Timeline: ' + DATA.meta.timeline + '. Page made ' + DATA.meta.generated + '.');
   var lg = $('legend');
   DATA.domains.forEach(function (d, i) { var s = el('span', 'sw'); s.style.background = COLORS[i]; lg.appendChild(s); lg.appendChild(document.createTextNode(d)); });
   lg.appendChild(document.createTextNode(' · size = weight · ringed = focus · dashed red = supersedes (old side faded) · ⚓ anchor · dashed bubble = collapsed cluster'));
   if (DATA.meta.problems && DATA.meta.problems.length) {
     var pb = $('problems'); pb.hidden = false;
-    pb.textContent = 'Read with problems (nothing was changed): ' + DATA.meta.problems.join('; ');
+    pb.textContent = vis('Read with problems (nothing was changed): ' + DATA.meta.problems.join('; '));
   }
   document.body.dataset.nodesTotal = String(DATA.meta.node_count);
   document.body.dataset.edgesTotal = String(DATA.meta.edge_count);

@@ -116,7 +116,8 @@ fn from_transcript(
                 pending_events.push("compaction: the injection is given again in full".into());
             }
             Event::Turn(turn) => {
-                let now: DateTime<Utc> = turn.timestamp.unwrap_or_else(rollgraph_engine::clock::now);
+                let now: DateTime<Utc> =
+                    turn.timestamp.unwrap_or_else(rollgraph_engine::clock::now);
                 let mut prompt_only = turn.clone();
                 prompt_only.assistant.clear();
                 prompt_only.files.clear();
@@ -251,7 +252,10 @@ fn from_journal(b: &mut Builder, s: &PeekedSession, config: &Config) -> Made {
                 *now,
                 Vec::new(),
                 None,
-                vec![format!("{} nodes raised by an expansion or query", ids.len())],
+                vec![format!(
+                    "{} nodes raised by an expansion or query",
+                    ids.len()
+                )],
             ),
             Entry::Reset { doc } => (
                 format!("reset (seq {seq})"),

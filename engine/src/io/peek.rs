@@ -194,11 +194,7 @@ pub fn warm(home: &Home, key: &str) -> Result<PeekedWarm, StoreError> {
             Err(e) => problems.push(e.to_string()),
         }
     }
-    let WarmSnapshot {
-        seq,
-        doc,
-        mut meta,
-    } = base.unwrap_or_default();
+    let WarmSnapshot { seq, doc, mut meta } = base.unwrap_or_default();
     let mut graph = Graph::from_doc(doc).map_err(|e| StoreError::Corrupt {
         path: dir.join("snapshot.json"),
         reason: format!("invalid graph: {e}"),
