@@ -153,6 +153,13 @@ for n in 5000 20000; do
   echo "page_bytes_${n}=$(wc -c < "$OUT/warm-$n.html")" >> "$TMP/numbers"
 done
 shot "$OUT/warm-20000.html" "select=refund-migration-13" warm-20000-selected
+# Open-to-painted, measured from outside: a screenshot of the page (load,
+# scripts, layout, paint) minus one of a blank page (the browser's start).
+echo '<!doctype html><title>blank</title>' > "$TMP/blank.html"
+shot_ms() { local t; t=$(date +%s%N); chrome --screenshot="$TMP/t.png" "file://$1#$2" >/dev/null; ms "$t"; }
+blank=$(shot_ms "$TMP/blank.html" "")
+echo "painted_5000_ms=$(( $(shot_ms "$OUT/warm-5000.html" "") - blank ))" >> "$TMP/numbers"
+echo "painted_5000_expanded_ms=$(( $(shot_ms "$OUT/warm-5000.html" "expand=all") - blank ))" >> "$TMP/numbers"
 
 # --- assertions on the DOM after the scripts ran ------------------------------
 python3 - "$TMP" "$OUT" <<'PY'
