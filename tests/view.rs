@@ -610,11 +610,37 @@ fn empty_never_probed_and_one_node_sessions_all_render() {
     assert!(
         data["meta"]["timeline"]
             .as_str()
-            .is_some_and(|t| t.contains("cannot read transcript")),
+            .is_some_and(|t| t.contains("is not a readable regular file")),
         "{}",
         data["meta"]["timeline"]
     );
     assert!(data["meta"]["node_count"].as_u64().is_some_and(|n| n > 0));
+}
+
+#[test]
+fn a_fifo_as_the_transcript_does_not_block_the_viewer() {
+    let env = TestEnv::new();
+    let fifo = env.dir.path().join("transcript.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(made.success());
+    write_session(
+        &env,
+        "fifo",
+        &[node("a", "Alpha", "project", 0.5)],
+        &[],
+        json!({"session": "fifo", "turn": 2, "transcript": fifo.to_str().unwrap_or_default()}),
+    );
+    let (_, data) = view(&env, &["--session", "fifo"]);
+    assert!(
+        data["meta"]["timeline"]
+            .as_str()
+            .is_some_and(|t| t.contains("is not a readable regular file")),
+        "{}",
+        data["meta"]["timeline"]
+    );
 }
 
 #[test]

@@ -466,7 +466,7 @@
       }
     }
     var r = svg.getBoundingClientRect(), W = r.width || 800, H = r.height || 600;
-    var k = Math.min(4, W / (maxX - minX + 40), H / (maxY - minY + 40));
+    var k = Math.min(2, W / (maxX - minX + 40), H / (maxY - minY + 40));
     view.k = k; view.x = W / 2 - k * (minX + maxX) / 2; view.y = H / 2 - k * (minY + maxY) / 2;
     applyView();
   }

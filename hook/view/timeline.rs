@@ -51,6 +51,18 @@ pub fn session_frames(
     let id = s.state.session.clone();
     if let Some(path) = s.state.transcript.as_deref() {
         let path = std::path::Path::new(path);
+        // Only a regular file: a FIFO or device would block the viewer.
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            let made = from_journal(b, s, config);
+            return Ok(Made {
+                note: format!(
+                    "the transcript {} is not a readable regular file; {}",
+                    path.display(),
+                    made.note
+                ),
+                matches: None,
+            });
+        }
         match transcript::read_claude(path) {
             Ok(t) if t.turns().next().is_some() => {
                 return from_transcript(b, &id, s, &t, stored, config, path);
