@@ -228,6 +228,32 @@ fn the_full_example_has_supersedes_edges_with_the_old_side() {
             .any(|(new, old)| new.contains("Bento") && old.contains("Resend")),
         "{labels:?}"
     );
+    // Every item line of every injection along the timeline names its
+    // nodes; a near line names one node per label.
+    let mut items = 0;
+    for r in data["renders"].as_array().into_iter().flatten() {
+        let mut section = "";
+        for l in r["lines"].as_array().into_iter().flatten() {
+            let t = l["t"].as_str().unwrap_or("");
+            if let Some(h) = t.strip_prefix("## ") {
+                section = h;
+                continue;
+            }
+            if !t.starts_with("- ") {
+                continue;
+            }
+            items += 1;
+            let linked = l["n"].as_array().map(Vec::len).unwrap_or(0);
+            assert!(linked > 0, "unlinked line in {section}: {t}");
+            if section == "Near" {
+                let labels = t
+                    .split_once(": ")
+                    .map_or(0, |(_, list)| list.split(" · ").count());
+                assert_eq!(linked, labels, "{t}");
+            }
+        }
+    }
+    assert!(items > 100, "{items}");
     // The far clusters of the injection are the page's collapsed groups.
     let last = data["frames"]
         .as_array()
@@ -740,4 +766,41 @@ fn dot_and_graphml_of_a_small_graph() {
         "export_graphml_small",
         ok(&env, &["export", "--format", "graphml"])
     );
+}
+
+#[test]
+fn a_torn_journal_is_reported_and_left_as_it_is() {
+    let env = TestEnv::new();
+    let prefix = example_prefix(env.dir.path(), 10);
+    ok(
+        &env,
+        &[
+            "replay",
+            prefix.to_str().unwrap_or_default(),
+            "--session",
+            "torn",
+        ],
+    );
+    let journal = env.state().join("sessions/torn/journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap_or_default();
+    bytes.extend_from_slice(b"{\"seq\":99,\"crc\":1,\"entry\":{\"type\":\"to");
+    std::fs::write(&journal, &bytes).unwrap_or_else(|e| panic!("{e}"));
+    let before = state_files(&env);
+    let o = env.run(&["export", "--session", "torn", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("torn or corrupt"), "{}", stderr(&o));
+    let o = env.run(&[
+        "view",
+        "--session",
+        "torn",
+        "--out",
+        env.dir.path().join("t.html").to_str().unwrap_or_default(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        before,
+        state_files(&env),
+        "a read-only command repaired the journal"
+    );
+    assert_eq!(std::fs::read(&journal).unwrap_or_default(), bytes);
 }
