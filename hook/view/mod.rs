@@ -68,12 +68,13 @@ pub fn run(args: ViewArgs) -> Result<()> {
     std::fs::write(&path, html.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     out(&format!(
-        "wrote {} ({} nodes, {} edges, {} timeline positions, {} KB)",
+        "wrote {} ({} nodes, {} edges, {} timeline positions, {} KB)\ntimeline: {}",
         path.display(),
         data.meta.node_count,
         data.meta.edge_count,
         data.frames.len(),
-        html.len().div_ceil(1024)
+        html.len().div_ceil(1024),
+        data.meta.timeline
     ))?;
     if args.open {
         open_in_browser(&path);
