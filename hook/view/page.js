@@ -234,7 +234,8 @@
     bubbles.forEach(function (b) {
       var xy = bubbleXY(b.key), isDomain = b.key[0] === 'd';
       var d = isDomain ? +b.key.slice(1) : groups[+b.key.slice(1)].d;
-      var r = isDomain ? Math.max(40, Math.min(domainRadius[d], 30 + 4 * Math.sqrt(b.members.length))) : 6 + 2.2 * Math.sqrt(b.members.length);
+      // A collapsed domain covers the ground its nodes would take.
+      var r = isDomain ? Math.max(40, domainRadius[d] * 0.95) : 6 + 2.2 * Math.sqrt(b.members.length);
       var c = sv('circle', { cx: xy[0], cy: xy[1], r: r.toFixed(1), fill: COLORS[d], stroke: COLORS[d], 'class': 'bubble' + (isDomain ? ' domain' : ''), 'data-key': b.key, 'data-count': b.members.length });
       var top = b.members.slice().sort(function (x, y) { return w[y] - w[x]; }).slice(0, 3).map(function (ix) { return nodes[ix].label; });
       var name = isDomain ? DATA.domains[d] + ': ' + b.members.length + ' nodes (click to open)' : '[' + groups[+b.key.slice(1)].h + '] ' + b.members.length + ' collapsed';
@@ -243,6 +244,7 @@
       fragB.appendChild(c);
       if (labels < MAX_LABELS) {
         var lab = sv('text', { x: xy[0], y: xy[1] - r - 3, 'text-anchor': 'middle', 'class': 'label bubble-label' + (isDomain ? ' domain-label' : '') });
+        if (isDomain) lab.setAttribute('style', 'font-size:' + Math.max(16, r / 7).toFixed(0) + 'px');
         lab.textContent = vis(isDomain ? DATA.domains[d] + ' (' + b.members.length + ')' : '[' + groups[+b.key.slice(1)].h + '] +' + b.members.length);
         fragL.appendChild(lab); labels++;
       }
