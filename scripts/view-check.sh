@@ -60,7 +60,8 @@ else
 fi
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
-TMP=$(mktemp -d)
+# Scratch space beside the results (not /tmp, which other jobs may sweep).
+TMP=$(mktemp -d "$OUT/run.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 # Keep the provisioned embedding model (if any) while HOME moves.
 export ROLLGRAPH_CACHE=${ROLLGRAPH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollgraph}
