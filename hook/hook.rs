@@ -28,8 +28,8 @@ use rollgraph_engine::store::{Home, valid_session_id};
 use rollgraph_engine::{clock, redact};
 use serde::{Deserialize, Serialize};
 
-use crate::ipc;
 use crate::hooklog::{self, LogLimits};
+use crate::ipc;
 use crate::spool::{self, Job, JobLine};
 
 /// Most bytes read from stdin; a larger payload is refused.

@@ -21,7 +21,7 @@ use rollgraph_engine::reconcile::{
     Adjudicator, EmbedSimilar, Lexical, LlmAdjudicator, OfflineAdjudicator, Similar,
 };
 use rollgraph_engine::session::{Origin, Session};
-use rollgraph_engine::transcript::{self, Event};
+use rollgraph_engine::transcript::Event;
 
 use crate::common::{home_and_config, out, out_json, pick_session};
 
@@ -120,7 +120,7 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
             });
         }
     } else if let Some(path) = &args.transcript {
-        let t = transcript::read_claude(path)?;
+        let t = rollgraph_engine::plain::read_any(path)?;
         let turns = t.turns().count();
         for w in &t.warnings {
             eprintln!("warning: {}: {w}", path.display());
@@ -164,6 +164,20 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
                 session.state.transcript = Some(path.display().to_string());
                 let mut probe = HeuristicProbe::new(config.probe.clone());
                 crate::replay::drive(&mut session, &rest, &mut probe, false, false)?;
+                // Turns the gate held back (deferred soft triggers) are read
+                // before the session is merged: a dead session gets no later probe.
+                if !session.state.pending.is_empty() {
+                    let now = rest
+                        .turns()
+                        .last()
+                        .and_then(|t| t.timestamp)
+                        .unwrap_or_else(rollgraph_engine::clock::now);
+                    if let Err(e) = session.cycle(&mut probe, now) {
+                        eprintln!("session {id}: final probe: {e}");
+                    }
+                    session.snapshot()?;
+                    session.save_state()?;
+                }
                 replayed = Some(n);
             } else {
                 eprintln!(

@@ -23,8 +23,8 @@ use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
 use rollgraph_engine::transcript::{self, Turn};
 
-use crate::ipc::Request;
 use crate::expand;
+use crate::ipc::Request;
 use crate::query;
 use crate::spool::{self, Job, JobLine};
 

@@ -12,6 +12,10 @@ mod bad_input;
 mod crash;
 /// The daemon: a whole session of hook calls, single instance, idle exit.
 mod daemon;
+/// `rollgraph eval`: a labelled corpus scored through the real pipeline.
+mod eval;
+/// The embedded probe's text analysis and supersession, table by table.
+mod extract;
 /// `rollgraph hook claude`: every event and every bad input, as a process.
 mod hook;
 /// `rollgraph install claude` / `uninstall claude` on a temp HOME.

@@ -62,8 +62,8 @@ impl Default for GateConfig {
             domain_window: 3,
             min_entity_len: 3,
             max_reported_entities: 8,
-            soft_quiet_turns: 2,
-            new_entity_points: 2,
+            soft_quiet_turns: 3,
+            new_entity_points: 3,
             domain_min_score: 5,
         }
     }

@@ -10,6 +10,7 @@
 pub mod clock;
 pub mod config;
 pub mod peek;
+pub mod plain;
 pub mod redact;
 pub mod store;
 pub mod transcript;
