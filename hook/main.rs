@@ -14,6 +14,7 @@ mod daemon;
 mod doctor;
 mod eval;
 mod expand;
+mod export;
 mod hook;
 mod hooklog;
 mod inspect;
@@ -26,6 +27,7 @@ mod replay;
 mod review;
 mod seed;
 mod spool;
+mod view;
 mod work;
 
 use std::process::ExitCode;
@@ -78,6 +80,8 @@ fn main() -> ExitCode {
         cli::Command::Seed(a) => seed::run(a),
         cli::Command::Review(a) => review::run(a),
         cli::Command::Doctor(a) => doctor::run(a),
+        cli::Command::View(a) => view::run(a),
+        cli::Command::Export(a) => export::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

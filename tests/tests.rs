@@ -34,5 +34,7 @@ mod replay;
 mod review;
 /// The local embedding model: near-duplicate merge, the lexical fallback.
 mod semantic;
+/// `rollgraph view` and `export`: the page's data, escaping, odd and huge graphs, read-only.
+mod view;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;

@@ -9,6 +9,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod peek;
 pub mod plain;
 pub mod redact;
 pub mod store;
