@@ -12,6 +12,8 @@ mod bad_input;
 mod crash;
 /// The daemon: a whole session of hook calls, single instance, idle exit.
 mod daemon;
+/// The fault campaign (fast subset here; `scripts/faults.sh` runs it in full).
+mod faults;
 /// `rollgraph hook claude`: every event and every bad input, as a process.
 mod hook;
 /// `rollgraph install claude` / `uninstall claude` on a temp HOME.
@@ -24,10 +26,14 @@ mod mcp;
 mod props;
 /// The reconciler's LLM adjudication and graduation drafts against a scripted server.
 mod reconcile_llm;
+/// Damaged state: read-only commands change nothing, writers repair and report.
+mod recovery;
 /// Replay of the example session: renders snapshotted at several points, the probe rate.
 mod replay;
 /// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
 mod review;
+/// The secrets corpus through the hook, the daemon and replay: no raw value anywhere.
+mod secrets;
 /// The local embedding model: near-duplicate merge, the lexical fallback.
 mod semantic;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
