@@ -38,19 +38,18 @@ fn scale(fast: usize, full_n: usize) -> usize {
 /// Records a family's result for `scripts/faults.sh` and fails the test on
 /// any failure, listing the first few.
 fn report(family: &str, cases: usize, failures: &[String]) {
-    if let Some(path) = std::env::var_os("FAULTS_OUT") {
-        if let Ok(mut f) = std::fs::OpenOptions::new()
+    if let Some(path) = std::env::var_os("FAULTS_OUT")
+        && let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-        {
-            let first = failures
-                .first()
-                .cloned()
-                .unwrap_or_default()
-                .replace(['\t', '\n'], " ");
-            let _ = writeln!(f, "{family}\t{cases}\t{}\t{first}", failures.len());
-        }
+    {
+        let first = failures
+            .first()
+            .cloned()
+            .unwrap_or_default()
+            .replace(['\t', '\n'], " ");
+        let _ = writeln!(f, "{family}\t{cases}\t{}\t{first}", failures.len());
     }
     assert!(
         failures.is_empty(),
@@ -214,7 +213,7 @@ fn fuzz_case(rng: &mut Rng, env: &TestEnv, paths: &[serde_json::Value]) -> Vec<u
                 "session_id": pick(rng, &sessions),
                 "hook_event_name": pick(rng, &events),
                 "transcript_path": pick(rng, paths),
-                "cwd": if rng.next_u64() % 4 == 0 { json!("/nonexistent/dir") } else { json!(env.project) },
+                "cwd": if rng.next_u64().is_multiple_of(4) { json!("/nonexistent/dir") } else { json!(env.project) },
             });
             if let Some(o) = v.as_object_mut() {
                 match rng.next_u64() % 5 {
@@ -578,7 +577,29 @@ fn the_corruption_matrix_is_recovered_or_reported_never_silently_shrunk() {
     let ex = example().display().to_string();
     let o = base.run(&["replay", &ex, "--session", "m", "--json"], b"");
     assert!(o.status.success());
+    // Live turns through the hook and the daemon after the replay: the
+    // session then has a journal with entries past the last snapshot, a
+    // previous snapshot and a previous journal, as mid-session.
+    for p in 0..7 {
+        let payload = serde_json::to_vec(&json!({"session_id": "m",
+            "transcript_path": "/nonexistent/m.jsonl", "cwd": base.project,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": format!("Let's go with Vendor{p} for the invoices; ask Dana Whitfield{p}.")}))
+        .unwrap_or_default();
+        let _ = base.hook(&payload);
+        base.wait_for_daemon();
+    }
+    let _ = base.daemon_say("shutdown");
+    let start = Instant::now();
+    while !processes_using(&base.state).is_empty() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let pristine = base.state.join("sessions/m");
+    let journal = std::fs::read_to_string(pristine.join("journal.jsonl")).unwrap_or_default();
+    assert!(
+        journal.lines().count() >= 1 && pristine.join("snapshot.prev.json").exists(),
+        "the matrix needs a mid-session state"
+    );
     let config = Config::default();
     let baseline = SessionView::load(&base.state_home(), "m", config.clone())
         .map(|v| v.graph.node_count())

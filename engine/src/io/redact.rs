@@ -346,7 +346,8 @@ const NOT_VALUES: &[&str] = &[
     "her",
     "only",
     "gone",
-    "safe", "please",
+    "safe",
+    "please",
 ];
 
 fn could_be_prose_secret(t: &str) -> bool {
@@ -463,7 +464,7 @@ fn redact_prose(text: &str) -> (String, usize) {
         if NOT_VALUES.contains(&bare_word(v).as_str()) {
             return false;
         }
-        if !strong && !(looks_like_secret_value(v) && v.len() >= 8) && !high_entropy(v) {
+        if !(strong || high_entropy(v) || (looks_like_secret_value(v) && v.len() >= 8)) {
             return false;
         }
         cut.push((words[i].0 + a, words[i].0 + b));
