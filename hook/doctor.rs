@@ -147,7 +147,10 @@ pub fn check_state(
             });
         }
     }
-    for session in crate::spool::sessions(home).into_iter().chain(home.sessions()) {
+    for session in crate::spool::sessions(home)
+        .into_iter()
+        .chain(home.sessions())
+    {
         for j in crate::spool::set_aside_jobs(home, &session) {
             let line = format!(
                 "session {session}: {} job of {}: {}",
