@@ -309,3 +309,94 @@ fn state_is_private_whatever_the_umask_and_doctor_narrows_it() {
     assert!(out.contains("narrowed"), "{out}");
     assert_eq!(mode(&snap), 0o600);
 }
+
+/// Runs a foreground daemon until it has drained the spools and idled out.
+fn run_daemon_once(env: &TestEnv) {
+    let o = env.run(&["daemon", "--foreground", "--idle-timeout", "1"]);
+    assert!(o.status.success(), "daemon: {}", stderr(&o));
+}
+
+#[test]
+fn a_job_read_again_after_a_restart_is_not_counted_twice() {
+    let env = TestEnv::new();
+    let spool = env.state().join("spool");
+    std::fs::create_dir_all(&spool).unwrap_or_else(|e| panic!("{e}"));
+    let line = |i: u32| {
+        serde_json::json!({"session": "twice", "host": "claude", "cwd": null,
+            "transcript_path": null, "ts": format!("2026-11-02T12:00:0{i}.123456789Z"),
+            "kind": "turn", "prompt": format!("Prompt {i}: let's go with Bento for email"),
+            "injected_tokens": 0})
+        .to_string()
+            + "\n"
+    };
+    let jobs = format!("{}{}", line(1), line(2));
+    std::fs::write(spool.join("twice.jsonl"), &jobs).unwrap_or_else(|e| panic!("{e}"));
+    run_daemon_once(&env);
+    let turns = || {
+        let v: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(env.state().join("sessions/twice/state.json")).unwrap_or_default(),
+        )
+        .unwrap_or_default();
+        v["stats"]["turns"].as_u64().unwrap_or(0)
+    };
+    assert_eq!(turns(), 2);
+    // As if the daemon had been killed after applying both jobs but before
+    // committing its spool offset: the same jobs are read again, plus a new one.
+    let again = format!("{jobs}{}", line(3));
+    std::fs::write(spool.join("twice.jsonl"), &again).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(spool.join("twice.off"), "0").unwrap_or_else(|e| panic!("{e}"));
+    run_daemon_once(&env);
+    assert_eq!(
+        turns(),
+        3,
+        "a job applied before the restart was counted again"
+    );
+}
+
+#[test]
+fn a_job_the_daemon_died_on_twice_is_set_aside_with_its_reason() {
+    let env = TestEnv::new();
+    let spool = env.state().join("spool");
+    std::fs::create_dir_all(&spool).unwrap_or_else(|e| panic!("{e}"));
+    let job = serde_json::json!({"session": "stuck", "host": "claude", "cwd": null,
+        "transcript_path": null, "ts": "2026-11-02T12:00:00Z",
+        "kind": "turn", "prompt": "let's go with Bento", "injected_tokens": 0});
+    let respool = || {
+        std::fs::write(spool.join("stuck.jsonl"), format!("{job}\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(spool.join("stuck.off"), "0").unwrap_or_else(|e| panic!("{e}"));
+    };
+    respool();
+    run_daemon_once(&env);
+    assert!(
+        !spool.join("stuck.inflight").exists(),
+        "a finished job left its in-flight marker"
+    );
+    // The same job again: the daemon skips it and logs its id.
+    respool();
+    let o = env
+        .cmd()
+        .args(["daemon", "--foreground", "--idle-timeout", "1"])
+        .env("ROLLGRAPH_LOG", "info")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = stderr(&o);
+    let id = err
+        .split("job ")
+        .filter_map(|rest| rest.split_whitespace().next())
+        .find(|w| w.len() == 16 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+        .unwrap_or_else(|| panic!("no job id in the daemon's log: {err}"))
+        .to_owned();
+    // Two earlier daemons started it and died: its marker says 2 attempts.
+    respool();
+    std::fs::write(spool.join("stuck.inflight"), format!("{id} 2"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    run_daemon_once(&env);
+    let failed = std::fs::read_to_string(spool.join("stuck.failed")).unwrap_or_default();
+    assert!(
+        failed.contains("set aside") && failed.contains("Bento"),
+        "{failed:?}"
+    );
+    let out = stdout(&env.run(&["doctor", "--offline", "--no-embed"]));
+    assert!(out.contains("set aside: session stuck"), "{out}");
+}
