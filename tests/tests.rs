@@ -36,5 +36,7 @@ mod review;
 mod secrets;
 /// The local embedding model: near-duplicate merge, the lexical fallback.
 mod semantic;
+/// A job stuck in the daemon: other sessions go on, SIGTERM still ends it.
+mod stuck;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;
