@@ -77,6 +77,25 @@ fn close_inherited_fds() {
     }
 }
 
+/// Whether the daemon named in `daemon.pid` is a live process (not gone,
+/// not a zombie).
+fn recorded_daemon_alive(home: &Home) -> bool {
+    let Some(pid) = std::fs::read_to_string(pid_path(home))
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+    else {
+        return false;
+    };
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // No /proc (not Linux): assume it lives, as before.
+        Err(_) => !std::path::Path::new("/proc/self").exists(),
+    }
+}
+
 /// Runs the daemon until it is idle, told to shut down, or signalled.
 pub fn run(args: DaemonArgs) -> Result<()> {
     if !args.foreground {
@@ -103,10 +122,18 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     };
     std::fs::create_dir_all(home.root())
         .with_context(|| format!("creating {}", home.root().display()))?;
-    let _lock = match FileLock::try_acquire(&lock_path(&home)) {
+    // A daemon killed a moment ago may still be dying with the lock: wait a
+    // little for it rather than exit and leave the spooled work to the next
+    // hook call. A live daemon keeps the lock and this one leaves at once.
+    let wait = if recorded_daemon_alive(&home) && crate::ipc::reachable(&home) {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(3)
+    };
+    let _lock = match FileLock::acquire(&lock_path(&home), wait) {
         Ok(l) => l,
         Err(StoreError::Locked(_)) => {
-            tracing::debug!("another daemon holds the lock; exiting");
+            tracing::info!("another daemon holds the lock; exiting");
             return Ok(());
         }
         Err(e) => {

@@ -16,9 +16,10 @@ cd "$(dirname "$0")/.."
 
 scale="${FAULTS_SCALE:-full}"
 out="$(mktemp "${TMPDIR:-/tmp}/rollgraph-faults.XXXXXX")"
-trap 'rm -f "$out"' EXIT
+notes="$(mktemp "${TMPDIR:-/tmp}/rollgraph-faults-notes.XXXXXX")"
+trap 'rm -f "$out" "$notes"' EXIT
 
-FAULTS_SCALE="$scale" FAULTS_OUT="$out" nice -n 19 cargo test --test integration faults:: \
+FAULTS_SCALE="$scale" FAULTS_OUT="$out" FAULTS_NOTES="$notes" nice -n 19 cargo test --test integration faults:: \
   -- --test-threads=1 >&2
 status=$?
 
@@ -33,6 +34,10 @@ while IFS=$'\t' read -r family cases failures first; do
   total_failures=$((total_failures + failures))
 done < "$out"
 printf '%-22s %8s %9s\n' "total" "$total_cases" "$total_failures"
+if [ -s "$notes" ]; then
+  echo "notes:"
+  sed 's/^/  /' "$notes"
+fi
 families=$(wc -l < "$out")
 if [ "$families" -lt 5 ]; then
   echo "faults.sh: only $families of 5 families reported (a test crashed before reporting)" >&2

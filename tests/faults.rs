@@ -35,6 +35,18 @@ fn scale(fast: usize, full_n: usize) -> usize {
     if full() { full_n } else { fast }
 }
 
+/// A note on a family, printed under the table by `scripts/faults.sh`.
+fn note(family: &str, text: &str) {
+    if let Some(path) = std::env::var_os("FAULTS_NOTES")
+        && let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    {
+        let _ = writeln!(f, "{family}: {text}");
+    }
+}
+
 /// Records a family's result for `scripts/faults.sh` and fails the test on
 /// any failure, listing the first few.
 fn report(family: &str, cases: usize, failures: &[String]) {
@@ -359,6 +371,7 @@ fn kill_9_trials_lose_nothing_acknowledged_and_count_every_turn_once() {
     let _ = clean.run(&["reconcile", "--session", "k", "--json"], b"");
     let clean_nodes = warm_check(&clean.state_home()).unwrap_or(0);
     let mut killed = 0;
+    let mut restarts_needed = 0;
     for t in 0..n {
         let env = TestEnv::new();
         let home = env.state_home();
@@ -444,10 +457,16 @@ fn kill_9_trials_lose_nothing_acknowledged_and_count_every_turn_once() {
                 // Any hook call restarts the daemon if it is gone.
                 let _ = env.hook(&payload("Stop", json!({"last_assistant_message": "ok"})));
                 let start = Instant::now();
+                let mut nudged = false;
                 while !spool_drained(&env.state) && start.elapsed() < Duration::from_secs(60) {
                     std::thread::sleep(Duration::from_millis(20));
-                    if start.elapsed() > Duration::from_secs(3) {
-                        let _ = env.daemon_say("work");
+                    if !nudged && start.elapsed() > Duration::from_secs(10) {
+                        // No daemon came back after the kill: the user's next
+                        // prompt would start one. Counted, and reported.
+                        nudged = true;
+                        restarts_needed += 1;
+                        let _ =
+                            env.hook(&payload("Stop", json!({"last_assistant_message": "again"})));
                     }
                 }
                 if let Err(e) = check_session(&home, sid) {
@@ -472,6 +491,15 @@ fn kill_9_trials_lose_nothing_acknowledged_and_count_every_turn_once() {
         }
     }
     assert!(killed > 0, "no trial was killed mid-run");
+    if restarts_needed > 0 {
+        eprintln!(
+            "kill -9 trials: {restarts_needed} daemon trials needed a second hook call to restart the daemon"
+        );
+        note(
+            "kill -9 trials",
+            &format!("{restarts_needed} daemon trials needed a 2nd hook to restart the daemon"),
+        );
+    }
     report("kill -9 trials", n, &failures);
 }
 
