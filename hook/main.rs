@@ -34,10 +34,16 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Files and directories this process creates are private to the user.
+fn private_umask() {
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+}
+
 fn main() -> ExitCode {
     // The hook's fast path: `rollgraph hook <host>` skips building the whole
     // command tree (a measurable part of a ~2 ms budget).
     if let Some(args) = hook::fast_args() {
+        private_umask();
         hook::run(args);
         return ExitCode::SUCCESS;
     }
@@ -53,6 +59,16 @@ fn main() -> ExitCode {
             e.exit();
         }
     };
+    // Everything under ROLLGRAPH_HOME is this user's only (0700 / 0600); the
+    // engine creates its files with explicit modes too, so this is a second
+    // line. Commands that write the user's own files elsewhere (settings,
+    // flat memory) keep the user's umask.
+    if !matches!(
+        cli.command,
+        cli::Command::Install(_) | cli::Command::Uninstall(_) | cli::Command::Review(_)
+    ) {
+        private_umask();
+    }
     if let cli::Command::Hook(args) = cli.command {
         hook::run(args);
         return ExitCode::SUCCESS;

@@ -15,6 +15,9 @@ bash scripts/provision.sh
 bash scripts/provision-words.sh
 export ROLLGRAPH_REQUIRE_MODEL=1
 # Benches are measured by `cargo bench` / `rollgraph bench`, not run as tests.
+# The integration tests include the fast subset of the fault campaign
+# (tests/faults.rs: fuzzed hook inputs, kill -9 trials, concurrent sessions,
+# the corruption matrix, the secrets corpus); `scripts/faults.sh` runs it in full.
 cargo test --workspace --lib --bins --tests "$@"
 
 # The real-browser check of `rollgraph view` runs when a browser is here

@@ -413,6 +413,9 @@ fn redaction_placeholders_never_become_names() {
         "Set `[REDACTED:token]` in the env and restart Brokk.",
     ] {
         let got = kinds(s);
-        assert!(got.iter().all(|(l, _)| !l.contains("REDACTED")), "{s:?} → {got:?}");
+        assert!(
+            got.iter().all(|(l, _)| !l.contains("REDACTED")),
+            "{s:?} → {got:?}"
+        );
     }
 }

@@ -16,6 +16,8 @@ mod daemon;
 mod eval;
 /// The embedded probe's text analysis and supersession, table by table.
 mod extract;
+/// The fault campaign (fast subset here; `scripts/faults.sh` runs it in full).
+mod faults;
 /// `rollgraph hook claude`: every event and every bad input, as a process.
 mod hook;
 /// `rollgraph install claude` / `uninstall claude` on a temp HOME.
@@ -28,12 +30,18 @@ mod mcp;
 mod props;
 /// The reconciler's LLM adjudication and graduation drafts against a scripted server.
 mod reconcile_llm;
+/// Damaged state: read-only commands change nothing, writers repair and report.
+mod recovery;
 /// Replay of the example session: renders snapshotted at several points, the probe rate.
 mod replay;
 /// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
 mod review;
+/// The secrets corpus through the hook, the daemon and replay: no raw value anywhere.
+mod secrets;
 /// The local embedding model: near-duplicate merge, the lexical fallback.
 mod semantic;
+/// A job stuck in the daemon: other sessions go on, SIGTERM still ends it.
+mod stuck;
 /// `rollgraph view` and `export`: the page's data, escaping, odd and huge graphs, read-only.
 mod view;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
