@@ -45,6 +45,12 @@ impl TestEnv {
             .env("ROLLGRAPH_HOME", self.state())
             .env("ROLLGRAPH_NOW", "2026-11-02T12:30:00Z")
             .env("ROLLGRAPH_SEED", "7")
+            // The provisioned word list (scripts/provision-words.sh): tests
+            // run the probe as users do, not its fallback.
+            .env(
+                "ROLLGRAPH_WORDS",
+                rollgraph_engine::extract::lexicon::frequency_path(),
+            )
             .current_dir(repo());
         c
     }

@@ -81,6 +81,10 @@ impl TestEnv {
             .env("ROLLGRAPH_HOME", &self.state)
             .env("ROLLGRAPH_NOW", NOW)
             .env("ROLLGRAPH_SEED", "7")
+            .env(
+                "ROLLGRAPH_WORDS",
+                rollgraph_engine::extract::lexicon::frequency_path(),
+            )
             .env("ROLLGRAPH_DAEMON_IDLE_SECS", "2")
             .current_dir(&self.project);
         for (k, v) in &self.vars {

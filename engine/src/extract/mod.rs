@@ -1899,9 +1899,16 @@ pub fn fact(sentence: &str) -> Option<Record> {
     })
 }
 
-/// Whether a sentence has decision language.
+/// Whether a sentence has decision language. "Keep X" is a decision only
+/// when X was chosen before, which the graph knows and the gate does not: it
+/// is left to the next probe.
 pub fn has_decision_language(text: &str) -> bool {
-    sentences(text).iter().any(|s| decision(s, None).is_some())
+    sentences(text).iter().any(|s| {
+        decision(s, None).is_some_and(|d| {
+            !(d.moves == DecisionMove::Return
+                && (find_ci(s, "keep").is_some() || find_ci(s, "stay").is_some()))
+        })
+    })
 }
 
 /// Whether a text has correction language.
@@ -1909,14 +1916,13 @@ pub fn has_correction_language(text: &str) -> bool {
     sentences(text).iter().any(|s| correction(s).is_some())
 }
 
-/// Whether a text states a fact, restriction, procedure or intention.
-pub fn has_record_language(text: &str) -> bool {
-    sentences(text).iter().any(|s| {
-        fact(s).is_some()
-            || restriction(s).is_some()
-            || procedure(s).is_some()
-            || intention(s).is_some()
-    })
+/// The facts, restrictions, procedures and intentions a text states.
+pub fn records(text: &str) -> Vec<Record> {
+    sentences(text)
+        .iter()
+        .flat_map(|s| [fact(s), restriction(s), procedure(s), intention(s)])
+        .flatten()
+        .collect()
 }
 
 /// Scores how much a text is about each domain; the highest wins.

@@ -162,7 +162,12 @@ pub fn decide<K: KnownNames + ?Sized>(
     }
     // Facts, rules, procedures and next steps are soft: the turn stays queued
     // for the next probe, so a burst of them is read by one probe.
-    if extract::has_record_language(input.prompt) {
+    // Only what the graph does not hold yet: "the demo is on the 15th" said
+    // again is not news.
+    if extract::records(input.prompt)
+        .iter()
+        .any(|r| !known.contains_name(&normalize_name(&r.label)))
+    {
         triggers.push(Trigger::Memory);
         reasons.push("fact, rule, procedure or next step".into());
     }
@@ -172,7 +177,11 @@ pub fn decide<K: KnownNames + ?Sized>(
         triggers.push(Trigger::Decision);
         reasons.push("decision language".into());
     } else if extract::is_acceptance(input.prompt)
-        && extract::accepted_proposal(input.previous_reply, None).is_some()
+        // Only a stated proposal ("I'd suggest X") fires at once; an
+        // acceptance of anything else is read by the next probe all the same.
+        && extract::sentences(input.previous_reply)
+            .iter()
+            .any(|s| extract::proposal(s, None).is_some())
     {
         triggers.push(Trigger::Decision);
         reasons.push("accepts a proposal".into());
