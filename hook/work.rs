@@ -21,10 +21,10 @@ use rollgraph_engine::lifecycle::{self, ReconcileReason};
 use rollgraph_engine::probe::Probe;
 use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
-use rollgraph_engine::transcript::{self, Turn};
+use rollgraph_engine::transcript::Turn;
 
-use crate::ipc::Request;
 use crate::expand;
+use crate::ipc::Request;
 use crate::query;
 use crate::spool::{self, Job, JobLine};
 
@@ -332,7 +332,8 @@ pub fn previous_reply(path: &Path, prompt: &str) -> Result<Option<Turn>> {
     } else {
         &text
     };
-    let t = transcript::parse_claude(text);
+    // Claude Code, Codex or Gemini CLI, by its first lines.
+    let t = rollgraph_engine::hosts::parse_any(text);
     let turns: Vec<&Turn> = t.turns().collect();
     let p = prompt.trim();
     let found = turns.iter().rposition(|t| t.user.trim() == p);
