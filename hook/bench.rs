@@ -95,7 +95,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let n = args.iterations.max(10);
 
     // 1. Probe rate on the example transcript.
-    let t = transcript::read_claude(&args.transcript).with_context(|| {
+    let t = rollgraph_engine::plain::read_any(&args.transcript).with_context(|| {
         format!(
             "reading {} (run from the repository root or pass --transcript)",
             args.transcript.display()

@@ -3,8 +3,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::{
-    bench, daemon, doctor, expand, hook, inspect, install, mcp, query, reconcile, replay, review,
-    seed,
+    bench, daemon, doctor, eval, expand, hook, inspect, install, mcp, query, reconcile, replay,
+    review, seed,
 };
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
@@ -29,6 +29,8 @@ pub enum Command {
     Stats(inspect::StatsArgs),
     /// Print the effective configuration.
     Config(inspect::ConfigArgs),
+    /// Score the memory on a labelled corpus (recall, supersession, people, junk, gate, answers).
+    Eval(eval::EvalArgs),
     /// Measure the engine: probe rate, render and apply+decay timings.
     Bench(bench::BenchArgs),
     /// Answer one host hook event (reads the event JSON on stdin; always exits 0).

@@ -12,6 +12,7 @@ mod cli;
 mod common;
 mod daemon;
 mod doctor;
+mod eval;
 mod expand;
 mod hook;
 mod hooklog;
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         cli::Command::Stats(a) => inspect::stats(a),
         cli::Command::Config(a) => inspect::config(a),
         cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Eval(a) => eval::run(a),
         cli::Command::Hook(_) => Ok(()),
         cli::Command::Daemon(a) => daemon::run(a),
         cli::Command::Mcp(a) => mcp::run(a),

@@ -21,7 +21,7 @@ use rollgraph_engine::reconcile::{
     Adjudicator, EmbedSimilar, Lexical, LlmAdjudicator, OfflineAdjudicator, Similar,
 };
 use rollgraph_engine::session::{Origin, Session};
-use rollgraph_engine::transcript::{self, Event};
+use rollgraph_engine::transcript::Event;
 
 use crate::common::{home_and_config, out, out_json, pick_session};
 
@@ -120,7 +120,7 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
             });
         }
     } else if let Some(path) = &args.transcript {
-        let t = transcript::read_claude(path)?;
+        let t = rollgraph_engine::plain::read_any(path)?;
         let turns = t.turns().count();
         for w in &t.warnings {
             eprintln!("warning: {}: {w}", path.display());

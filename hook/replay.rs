@@ -18,7 +18,7 @@ use rollgraph_engine::gate::Trigger;
 use rollgraph_engine::probe::Probe;
 use rollgraph_engine::session::{Origin, Session, SessionState, read_render};
 use rollgraph_engine::store::read_json;
-use rollgraph_engine::transcript::{self, Event, Transcript};
+use rollgraph_engine::transcript::{Event, Transcript};
 
 use crate::common::{home_and_config, out, out_json};
 
@@ -91,7 +91,7 @@ pub struct RenderOut {
 /// Runs `rollgraph replay`.
 pub fn run(args: ReplayArgs) -> Result<()> {
     let (home, config) = home_and_config()?;
-    let t = transcript::read_claude(&args.transcript)?;
+    let t = rollgraph_engine::plain::read_any(&args.transcript)?;
     let session_id = args
         .session
         .clone()
@@ -203,15 +203,17 @@ pub fn run(args: ReplayArgs) -> Result<()> {
 }
 
 /// Feeds a transcript through a session turn by turn, as the hook and the
-/// daemon would, and leaves a snapshot behind.
+/// daemon would, and leaves a snapshot behind. Returns the turns whose gate
+/// fired a probe.
 pub fn drive(
     session: &mut Session,
     t: &Transcript,
     probe: &mut dyn Probe,
     verbose: bool,
     progress: bool,
-) -> Result<()> {
+) -> Result<Vec<u32>> {
     let total = t.turns().count();
+    let mut fired = Vec::new();
     for event in &t.events {
         match event {
             Event::Compaction { .. } => {
@@ -245,6 +247,7 @@ pub fn drive(
                     );
                 }
                 if decision.fire {
+                    fired.push(turn.index);
                     match session.cycle(probe, now) {
                         Ok(o) => {
                             if let Some(r) = o.rejected {
@@ -275,5 +278,5 @@ pub fn drive(
     }
     session.snapshot()?;
     session.save_state()?;
-    Ok(())
+    Ok(fired)
 }

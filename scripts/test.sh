@@ -12,6 +12,7 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 bash scripts/provision.sh
+bash scripts/provision-words.sh
 export ROLLGRAPH_REQUIRE_MODEL=1
 # Benches are measured by `cargo bench` / `rollgraph bench`, not run as tests.
 cargo test --workspace --lib --bins --tests "$@"

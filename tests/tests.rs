@@ -12,6 +12,8 @@ mod bad_input;
 mod crash;
 /// The daemon: a whole session of hook calls, single instance, idle exit.
 mod daemon;
+/// The embedded probe's text analysis and supersession, table by table.
+mod extract;
 /// `rollgraph hook claude`: every event and every bad input, as a process.
 mod hook;
 /// Each host's hook: output shapes, warm start, resume, Gemini, Codex, the slim binary.

@@ -32,10 +32,10 @@ pub mod model;
 pub mod retrieval;
 pub mod turn;
 
-#[cfg(feature = "synth")]
+#[cfg(any(test, feature = "synth"))]
 pub mod synth;
 
-pub use io::{clock, config, hosts, redact, store, transcript};
+pub use io::{clock, config, hosts, plain, redact, store, transcript};
 pub use memory::{graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
 pub use retrieval::{embed, query, semantic};

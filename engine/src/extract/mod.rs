@@ -1,17 +1,28 @@
 //! Deterministic text analysis shared by the gate and the heuristic probe:
-//! sentences, named-entity candidates, decision / correction / preference
-//! language, relations and the domain a piece of text is about.
+//! sentences, named-entity candidates, decisions with their topic, changes
+//! of mind, proposals and their acceptance, corrections, preferences, facts,
+//! restrictions, procedures, intentions, relations and the domain a piece of
+//! text is about.
 //!
-//! Nothing here allocates a regex, touches the disk, loads a model or calls
-//! the network, so the gate can run it on the hook's critical path in
-//! microseconds.
+//! Everything here works from general signals (capitalisation mid-sentence,
+//! code shapes, role and apposition patterns, sentence structure) and the
+//! closed-class word lists in `data/` ([`lexicon`]); no product, vendor,
+//! person or place is named in this code. Nothing here allocates a regex,
+//! touches the disk (but for [`lexicon::init_frequencies`], which only the
+//! probe calls), loads a model or calls the network, so the gate can run it
+//! on the hook's critical path in microseconds.
+
+pub mod lexicon;
 
 use crate::graph::{Domain, NodeKind, normalize_name};
+
+/// Longest token kept whole; longer ones are cut.
+const MAX_TOKEN_CHARS: usize = 120;
 
 /// A named thing found in text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mention {
-    /// The surface form, canonicalised (path without the project root, lexicon casing).
+    /// The surface form, canonicalised (path without the project root).
     pub label: String,
     /// What it looks like.
     pub kind: NodeKind,
@@ -23,17 +34,30 @@ pub struct Mention {
     pub strong: bool,
 }
 
+/// How a decision sentence relates to earlier choices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionMove {
+    /// A choice is made ("let's go with X").
+    Choose,
+    /// An earlier choice is taken up again or kept ("go back to X", "keep X").
+    Return,
+    /// An earlier choice is dropped without a replacement ("scrap X").
+    Drop,
+}
+
 /// A decision found in one sentence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
-    /// "Use Bento for transactional email".
+    /// "Use arq for the task queue".
     pub label: String,
     /// The chosen thing, when one was named.
     pub chosen: Option<String>,
-    /// What it replaces, when said ("instead of Resend").
+    /// What it replaces, when said ("instead of X", "scrap X").
     pub replaced: Option<String>,
-    /// Content words describing what the decision is about.
+    /// Content words naming what is being decided ("task", "queue").
     pub topic: Vec<String>,
+    /// Choose, return to, or drop.
+    pub moves: DecisionMove,
     /// The sentence it came from.
     pub sentence: String,
 }
@@ -56,880 +80,19 @@ pub struct Preference {
     pub sentence: String,
 }
 
-/// Phrases that mark a decision. Order matters: longer first.
-pub const DECISION_CUES: &[&str] = &[
-    "let's go with",
-    "lets go with",
-    "let us go with",
-    "we'll go with",
-    "we will go with",
-    "we're going with",
-    "going with",
-    "go with",
-    "we decided to use",
-    "we've decided to use",
-    "decided to use",
-    "we decided on",
-    "decided on",
-    "we decided to",
-    "we've decided to",
-    "decided to",
-    "the plan is to",
-    "the plan is",
-    "let's use",
-    "lets use",
-    "we'll use",
-    "we will use",
-    "let's switch",
-    "switch to",
-    "switching to",
-    "switch over to",
-    "migrate to",
-    "moving to",
-    "move to",
-    "settle on",
-    "settled on",
-    "stick with",
-    "opt for",
-    "replace",
-    "use",
-];
-
-/// Phrases that mark a correction when they open a sentence.
-pub const CORRECTION_OPENERS: &[&str] = &[
-    "actually",
-    "no need",
-    "no,",
-    "no -",
-    "no.",
-    "nope",
-    "wait",
-    "not that",
-    "that's wrong",
-    "thats wrong",
-    "that is wrong",
-    "that's not right",
-    "that isn't right",
-    "correction",
-    "i meant",
-    "sorry, i meant",
-    "scratch that",
-    "hold on",
-    "oops",
-];
-
-/// Phrases that mark a correction anywhere in a sentence.
-pub const CORRECTION_INNER: &[&str] = &[
-    "that's wrong",
-    "that is wrong",
-    "not that one",
-    "you got that wrong",
-    "i meant",
-];
-
-const PREFERENCE_CUES: &[&str] = &[
-    "i prefer",
-    "i'd prefer",
-    "i would prefer",
-    "i like",
-    "i love",
-    "i hate",
-    "i don't like",
-    "i dont like",
-    "i always",
-    "i never",
-    "i usually",
-    "please always",
-    "please never",
-    "always use",
-    "never use",
-    "don't ever",
-    "keep explanations",
-    "keep answers",
-    "keep responses",
-    "keep it short",
-    "i'm off",
-    "i am off",
-    "i'm out",
-    "i work",
-    "my preference",
-    "call me",
-];
-
-/// Known libraries, tools and services, with their canonical spelling.
-const LEXICON: &[&str] = &[
-    "sqlx",
-    "axum",
-    "tokio",
-    "serde",
-    "reqwest",
-    "hyper",
-    "tonic",
-    "tower",
-    "tracing",
-    "anyhow",
-    "thiserror",
-    "diesel",
-    "sea-orm",
-    "apalis",
-    "tokio-cron-scheduler",
-    "clap",
-    "rayon",
-    "actix",
-    "actix-web",
-    "rocket",
-    "warp",
-    "nextest",
-    "clippy",
-    "rustfmt",
-    "cargo",
-    "Postgres",
-    "PostgreSQL",
-    "MySQL",
-    "SQLite",
-    "Redis",
-    "Kafka",
-    "RabbitMQ",
-    "NATS",
-    "Docker",
-    "Kubernetes",
-    "Terraform",
-    "Nginx",
-    "GraphQL",
-    "gRPC",
-    "Stripe",
-    "Sentry",
-    "GitHub",
-    "GitLab",
-    "AWS",
-    "S3",
-    "GCP",
-    "Azure",
-    "Vercel",
-    "Fly.io",
-    "Heroku",
-    "Cloudflare",
-    "React",
-    "Vue",
-    "Svelte",
-    "Next.js",
-    "TypeScript",
-    "JavaScript",
-    "Python",
-    "Rust",
-    "Golang",
-    "Node.js",
-    "Resend",
-    "Bento",
-    "SendGrid",
-    "Mailgun",
-    "Postmark",
-    "SES",
-    "Twilio",
-    "Slack",
-    "Datadog",
-    "Grafana",
-    "Prometheus",
-    "OpenTelemetry",
-    "Elasticsearch",
-    "MongoDB",
-    "DynamoDB",
-    "Supabase",
-    "Firebase",
-    "OAuth",
-    "JWT",
-    "CI",
-    "Jenkins",
-    "CircleCI",
-    "npm",
-    "pnpm",
-    "yarn",
-    "webpack",
-    "vite",
-    "Tailwind",
-    "MJML",
-    "Handlebars",
-    "Tera",
-    "Askama",
-    "insta",
-    "proptest",
-    "criterion",
-    "mockall",
-    "wiremock",
-    "testcontainers",
-];
-
-/// Capitalised words that are not names.
-const CAPITAL_STOP: &[&str] = &[
-    "i",
-    "i'm",
-    "i've",
-    "i'd",
-    "i'll",
-    "the",
-    "this",
-    "that",
-    "these",
-    "those",
-    "there",
-    "then",
-    "than",
-    "let's",
-    "lets",
-    "ok",
-    "okay",
-    "yes",
-    "yeah",
-    "no",
-    "not",
-    "nope",
-    "sure",
-    "thanks",
-    "thank",
-    "please",
-    "also",
-    "and",
-    "but",
-    "or",
-    "so",
-    "if",
-    "when",
-    "while",
-    "what",
-    "why",
-    "how",
-    "where",
-    "who",
-    "which",
-    "we",
-    "we're",
-    "we'll",
-    "you",
-    "you're",
-    "your",
-    "it",
-    "it's",
-    "its",
-    "they",
-    "he",
-    "she",
-    "my",
-    "our",
-    "a",
-    "an",
-    "in",
-    "on",
-    "at",
-    "for",
-    "to",
-    "of",
-    "by",
-    "with",
-    "from",
-    "as",
-    "is",
-    "are",
-    "was",
-    "be",
-    "do",
-    "does",
-    "did",
-    "done",
-    "can",
-    "could",
-    "should",
-    "would",
-    "will",
-    "just",
-    "now",
-    "next",
-    "first",
-    "after",
-    "before",
-    "here",
-    "good",
-    "great",
-    "nice",
-    "perfect",
-    "right",
-    "wait",
-    "actually",
-    "hmm",
-    "hi",
-    "hey",
-    "hello",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "today",
-    "tomorrow",
-    "yesterday",
-    "done",
-    "all",
-    "some",
-    "any",
-    "every",
-    "each",
-    "one",
-    "two",
-    "new",
-    "old",
-    "add",
-    "run",
-    "fix",
-    "use",
-    "make",
-    "update",
-    "let",
-    "see",
-    "check",
-    "read",
-    "write",
-    "edit",
-    "looks",
-    "look",
-    "found",
-    "note",
-    "step",
-    "todo",
-    "fixed",
-    "added",
-    "updated",
-    "created",
-    "removed",
-    "running",
-    "tests",
-    "test",
-    "error",
-    "warning",
-    "summary",
-    "plan",
-    "option",
-    "both",
-    "only",
-    "even",
-    "still",
-    "maybe",
-    "because",
-    "since",
-    "once",
-    "instead",
-    "other",
-    "another",
-    "same",
-    "most",
-    "more",
-    "less",
-    "much",
-    "many",
-    "again",
-    "sounds",
-    "agreed",
-    "correct",
-    "true",
-    "false",
-    "none",
-    "null",
-    "yes,",
-    "can't",
-    "don't",
-    "doesn't",
-    "won't",
-    "isn't",
-    "aren't",
-    "didn't",
-    "here's",
-    "there's",
-    "that's",
-    "what's",
-    "let",
-    "want",
-    "need",
-    "think",
-    "know",
-    "got",
-    "go",
-    "went",
-    "made",
-    "try",
-    "tried",
-    "good,",
-    "ah",
-    "oh",
-    "so,",
-    "well",
-    "btw",
-    "fyi",
-    "eta",
-    "asap",
-    "api",
-    "url",
-    "id",
-    "ids",
-    "json",
-    "http",
-    "https",
-    "sql",
-    "ui",
-    "ux",
-    "pr",
-    "prs",
-    "cli",
-    "db",
-    "env",
-    "dev",
-    "prod",
-    "staging",
-    "am",
-    "pm",
-    "utc",
-    "tl;dr",
-    "re",
-    "per",
-    "via",
-    "vs",
-    "eg",
-    "ie",
-    "etc",
-    "none",
-    "some",
-    "ok",
-    "err",
-    "self",
-    "true",
-    "false",
-    "null",
-    "ask",
-    "tell",
-    "ping",
-    "call",
-    "send",
-    "move",
-    "switch",
-    "rename",
-    "review",
-    "merge",
-    "deploy",
-    "remember",
-    "keep",
-    "can",
-    "could",
-    "commit",
-    "push",
-    "pull",
-    "open",
-    "close",
-    "show",
-    "list",
-    "find",
-    "search",
-    "start",
-    "stop",
-    "build",
-    "install",
-    "remove",
-    "delete",
-    "revert",
-    "undo",
-    "drop",
-    "wire",
-    "hook",
-    "wrap",
-    "split",
-    "bump",
-    "ship",
-    "draft",
-    "write",
-    "rerun",
-    "retry",
-    "implement",
-    "refactor",
-    "change",
-    "replace",
-    "create",
-    "generate",
-    "explain",
-    "describe",
-    "help",
-    "give",
-    "put",
-    "set",
-    "get",
-    "take",
-    "leave",
-    "hold",
-    "sounds",
-    "works",
-    "worked",
-    "great,",
-    "cool",
-    "awesome",
-    "quick",
-    "quickly",
-    "needs",
-    "need",
-    "gets",
-    "makes",
-    "uses",
-    "adds",
-    "final",
-    "reminder",
-    "where's",
-    "how's",
-    "who's",
-    "when's",
-    "it'll",
-    "we've",
-    "you've",
-    "they're",
-    "i'll",
-];
-
-/// Verbs and cues that, right after a capitalised name, mark a person.
-const PERSON_AFTER: &[&str] = &[
-    "said",
-    "says",
-    "wants",
-    "wanted",
-    "asked",
-    "asks",
-    "thinks",
-    "thought",
-    "reviews",
-    "reviewed",
-    "prefers",
-    "mentioned",
-    "suggested",
-    "suggests",
-    "pinged",
-    "told",
-    "approved",
-    "owns",
-    "leads",
-    "agreed",
-    "needs",
-    "is out",
-    "is off",
-    "will review",
-    "will",
-    "flagged",
-    "noticed",
-    "reported",
-    "wrote",
-    "designed",
-    "insists",
-    "raised",
-    "signed",
-    "'s",
-    "\u{2019}s",
-];
-
-/// Words that, right before a capitalised name, mark a person.
-const PERSON_BEFORE: &[&str] = &[
-    "ask",
-    "asked",
-    "tell",
-    "told",
-    "ping",
-    "pinged",
-    "with",
-    "cc",
-    "thanks",
-    "per",
-    "from",
-    "and",
-    "by",
-    "for",
-    "to",
-    "teammate",
-    "colleague",
-    "our",
-];
-
-/// Role words that mark a person when attached to a name.
-const ROLE_WORDS: &[&str] = &[
-    "lead",
-    "pm",
-    "designer",
-    "manager",
-    "engineer",
-    "developer",
-    "dev",
-    "cto",
-    "ceo",
-    "founder",
-    "reviewer",
-    "owner",
-    "architect",
-    "intern",
-    "qa",
-    "tester",
-    "analyst",
-    "director",
-    "head",
-];
-
-/// Words that mark a project, feature or milestone when they follow a name.
-const PROJECT_HEADS: &[&str] = &[
-    "feature",
-    "project",
-    "app",
-    "service",
-    "milestone",
-    "epic",
-    "release",
-    "launch",
-    "flow",
-    "dashboard",
-    "module",
-    "pipeline",
-    "integration",
-    "rollout",
-    "migration",
-];
-
-/// Heads that make a lowercase phrase a project ("the dunning feature").
-const FEATURE_HEADS: &[&str] = &[
-    "feature",
-    "project",
-    "epic",
-    "milestone",
-    "launch",
-    "rollout",
-];
-
-const TECH_WORDS: &[&str] = &[
-    "function",
-    "fn",
-    "struct",
-    "enum",
-    "trait",
-    "impl",
-    "compile",
-    "compiler",
-    "error",
-    "errors",
-    "test",
-    "tests",
-    "crate",
-    "crates",
-    "migration",
-    "migrations",
-    "query",
-    "queries",
-    "sql",
-    "bug",
-    "panic",
-    "stack",
-    "async",
-    "await",
-    "api",
-    "endpoint",
-    "build",
-    "cargo",
-    "type",
-    "types",
-    "module",
-    "refactor",
-    "lint",
-    "schema",
-    "index",
-    "config",
-    "handler",
-    "webhook",
-    "retry",
-    "retries",
-    "timeout",
-    "column",
-    "table",
-    "database",
-    "db",
-    "deploy",
-    "library",
-    "dependency",
-    "code",
-    "file",
-    "files",
-    "null",
-    "option",
-    "result",
-    "request",
-    "response",
-    "json",
-    "http",
-    "cache",
-    "queue",
-    "job",
-    "jobs",
-    "worker",
-    "thread",
-    "memory",
-    "latency",
-    "log",
-    "logs",
-    "benchmark",
-    "serialize",
-    "deserialize",
-    "field",
-    "method",
-    "variable",
-    "integer",
-    "cents",
-    "decimal",
-    "transaction",
-    "lock",
-    "mutex",
-    "channel",
-    "runtime",
-];
-const PROJECT_WORDS: &[&str] = &[
-    "deadline",
-    "demo",
-    "milestone",
-    "feature",
-    "features",
-    "ship",
-    "shipping",
-    "release",
-    "launch",
-    "customer",
-    "customers",
-    "roadmap",
-    "scope",
-    "sprint",
-    "ticket",
-    "priority",
-    "priorities",
-    "spec",
-    "requirement",
-    "requirements",
-    "users",
-    "pricing",
-    "plan",
-    "product",
-    "mvp",
-    "beta",
-    "stakeholder",
-    "invoice",
-    "invoices",
-    "billing",
-    "dunning",
-    "onboarding",
-    "metrics",
-    "okr",
-    "quarter",
-    "budget",
-    "cost",
-];
-const RELATIONSHIP_WORDS: &[&str] = &[
-    "team",
-    "teammate",
-    "teammates",
-    "review",
-    "reviews",
-    "reviewer",
-    "meeting",
-    "standup",
-    "sync",
-    "asked",
-    "told",
-    "wants",
-    "manager",
-    "lead",
-    "designer",
-    "pm",
-    "colleague",
-    "pair",
-    "pairing",
-    "ping",
-    "slack",
-    "feedback",
-    "approve",
-    "approved",
-    "approval",
-    "he",
-    "she",
-    "her",
-    "his",
-    "they",
-    "them",
-    "1:1",
-    "boss",
-    "hire",
-    "onboard",
-    "mentor",
-    "owner",
-    "owns",
-];
-const PERSONAL_WORDS: &[&str] = &[
-    "prefer",
-    "preference",
-    "like",
-    "love",
-    "hate",
-    "tired",
-    "weekend",
-    "vacation",
-    "holiday",
-    "off",
-    "afternoon",
-    "morning",
-    "evening",
-    "coffee",
-    "habit",
-    "style",
-    "always",
-    "never",
-    "usually",
-    "personally",
-    "myself",
-    "me",
-    "my",
-    "mine",
-    "i'm",
-    "skim",
-    "short",
-    "brief",
-    "verbose",
-    "kids",
-    "family",
-    "sick",
-];
-
-const FILE_EXTS: &[&str] = &[
-    "rs", "toml", "sql", "md", "ts", "tsx", "js", "jsx", "py", "json", "yaml", "yml", "go", "sh",
-    "lock", "html", "css", "scss", "mjml", "hbs", "txt", "env", "proto", "graphql", "java", "kt",
-    "rb", "c", "h", "cpp", "hpp", "swift", "vue", "svelte",
-];
-
-const STOP_WORDS: &[&str] = &[
-    "the", "a", "an", "of", "to", "for", "and", "or", "in", "on", "at", "by", "with", "from", "as",
-    "is", "are", "was", "be", "it", "its", "this", "that", "we", "our", "us", "i", "you", "your",
-    "use", "using", "go", "let's", "lets", "instead", "then", "so", "now", "all", "just", "also",
-    "into", "over", "our", "will", "should", "would", "can", "could", "do", "does", "not", "no",
-    "yes", "ok", "okay", "some", "any", "new", "old", "them", "they", "there", "here", "what",
-    "which", "when", "up", "out", "too", "very", "really", "but", "if", "than", "have", "has",
-    "had", "been", "being", "switch", "move", "stick", "going", "plan",
-];
-
-fn is_stop(w: &str) -> bool {
-    STOP_WORDS.contains(&w)
+/// A typed record: a fact, restriction, procedure or intention.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// [`NodeKind::Fact`], [`NodeKind::Restriction`], [`NodeKind::Procedure`]
+    /// or [`NodeKind::Intention`].
+    pub kind: NodeKind,
+    /// The line shown ("request timeout: 3 s", "never force-push to main").
+    pub label: String,
+    /// What it is about ("request timeout", "deploy"); records with the same
+    /// subject replace each other with history.
+    pub subject: Option<String>,
+    /// The sentence it came from.
+    pub sentence: String,
 }
 
 /// Splits text into sentences, dropping fenced code blocks.
@@ -981,6 +144,9 @@ fn words(sentence: &str) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     let mut first = true;
     for raw in sentence.split_whitespace() {
+        // An over-long token (a hash, a minified line) is cut, not dropped
+        // with the rest of the sentence.
+        let raw = cut_chars(raw, MAX_TOKEN_CHARS);
         let backticked = raw.starts_with('`')
             || raw.ends_with('`')
             || raw.ends_with("`,")
@@ -1032,15 +198,11 @@ fn is_capitalized(w: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
 }
 
-fn lexicon_match(w: &str) -> Option<&'static str> {
-    LEXICON.iter().copied().find(|l| l.eq_ignore_ascii_case(w))
-}
-
 fn file_path(w: &str, root: Option<&str>) -> Option<String> {
     let w = w.trim_end_matches(['.', ',', ':']);
     let (stem, ext) = w.rsplit_once('.')?;
     if stem.is_empty()
-        || !FILE_EXTS.contains(&ext)
+        || !lexicon::FILE_EXTS.contains(&ext.to_lowercase())
         || w.contains("://")
         || w.starts_with("[REDACTED")
     {
@@ -1082,7 +244,7 @@ fn looks_like_hash(t: &str) -> bool {
 
 fn identifier(w: &Word<'_>) -> bool {
     let t = w.text;
-    if looks_like_hash(t) || CAPITAL_STOP.contains(&t.to_lowercase().as_str()) {
+    if looks_like_hash(t) || lexicon::is_closed_class(&t.to_lowercase()) {
         return false;
     }
     // SQL keywords and constants in backticks are not things worth remembering.
@@ -1113,6 +275,84 @@ fn identifier(w: &Word<'_>) -> bool {
         || path
         || camel
         || call
+}
+
+/// Cuts a string to at most `n` characters, on a character boundary.
+fn cut_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Case-insensitive prefix test that never slices inside a character.
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
+/// Byte offset of `needle` (lowercase ASCII) in `hay` at word boundaries,
+/// case-insensitively, computed on `hay` itself so it is safe to slice.
+fn find_ci(hay: &str, needle: &str) -> Option<usize> {
+    if needle.is_empty() || needle.len() > hay.len() {
+        return None;
+    }
+    let hb = hay.as_bytes();
+    let nb = needle.as_bytes();
+    let mut at = 0;
+    while at + nb.len() <= hb.len() {
+        if hay.is_char_boundary(at)
+            && hb[at..at + nb.len()].eq_ignore_ascii_case(nb)
+            && hay.is_char_boundary(at + nb.len())
+        {
+            let first_alnum = nb[0].is_ascii_alphanumeric();
+            let before_ok = at == 0 || !first_alnum || !hb[at - 1].is_ascii_alphanumeric();
+            let end = at + nb.len();
+            let last_alnum = nb.last().is_some_and(|b| b.is_ascii_alphanumeric());
+            let after_ok = end >= hb.len() || !last_alnum || !hb[end].is_ascii_alphanumeric();
+            if before_ok && after_ok {
+                return Some(at);
+            }
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Whether a word is capitalised like a name ("Hallam", "O'Neil").
+
+/// Whether a lowercase word could be a name: alphabetic, not a function word,
+/// not closed-class, not very common English.
+fn could_be_lower_name(w: &str) -> bool {
+    let chars = w.chars().count();
+    chars >= 2
+        && chars <= 20
+        && w.chars()
+            .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+        && w.chars().next().is_some_and(char::is_lowercase)
+        && !lexicon::is_closed_class(w)
+        && !lexicon::is_common(w, 5.6)
+        && !lexicon::GROUP_WORDS.contains(w)
+        && !lexicon::ROLE_NOUNS.contains(w)
+        && !lexicon::RELATION_NOUNS.contains(w)
+        && !w.ends_with("one")
+        && !w.ends_with("body")
+}
+
+/// Whether a word that opens a sentence is too common to be a name by itself.
+fn common_at_start(w: &str) -> bool {
+    let lower = w.to_lowercase();
+    if lexicon::is_closed_class(&lower) {
+        return true;
+    }
+    if lexicon::frequencies_loaded() {
+        lexicon::is_common(&lower, 3.2)
+    } else {
+        // Without the frequency list a lone capitalised word at a sentence
+        // start is only a name when something else says so.
+        true
+    }
 }
 
 /// Finds the named things in one sentence. `root` is the project directory,
@@ -1146,25 +386,41 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             i += 1;
             continue;
         }
-        if let Some(lex) = lexicon_match(w.text) {
+        let lower = w.text.to_lowercase();
+        // A title before a name: "Dr Halloran".
+        if lexicon::TITLES.contains(lower.trim_end_matches('.'))
+            && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
+        {
+            i += 1;
+            let n = &ws[i];
             out.push(Mention {
-                label: lex.to_owned(),
-                kind: NodeKind::Entity,
-                domain: Domain::Technical,
+                label: n.text.to_owned(),
+                kind: NodeKind::Person,
+                domain: Domain::Relationship,
                 role: None,
                 strong: true,
             });
             i += 1;
             continue;
         }
-        if is_capitalized(w.text) && !CAPITAL_STOP.contains(&w.text.to_lowercase().as_str()) {
+        if is_capitalized(w.text)
+            && !lexicon::is_closed_class(&lower)
+            && w.sentence_start
+            && common_at_start(w.text)
+            && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
+            && !w.raw.ends_with([',', '.', ':', ';'])
+        {
+            // "Ask Ingrid", "Tell Mara": the verb is not part of the name.
+            i += 1;
+            continue;
+        }
+        if is_capitalized(w.text) && !lexicon::is_closed_class(&lower) {
             // Merge a run of capitalised words into one name.
             let mut j = i + 1;
             while j < ws.len()
                 && j - i < 3
                 && is_capitalized(ws[j].text)
-                && !CAPITAL_STOP.contains(&ws[j].text.to_lowercase().as_str())
-                && lexicon_match(ws[j].text).is_none()
+                && !lexicon::is_closed_class(&ws[j].text.to_lowercase())
                 && !ws[j - 1].raw.ends_with([',', '.', ':', ';', ')'])
             {
                 j += 1;
@@ -1189,31 +445,51 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             } else {
                 String::new()
             };
-            let possessive = ws[j - 1].raw.contains("'s") || ws[j - 1].raw.contains('\u{2019}');
-            let role = role_after(&ws, j, sentence).or_else(|| role_before(&ws, i));
-            let person_cue = PERSON_AFTER.iter().any(|c| *c == after || *c == after2)
-                || possessive
+            let role = role_after(&ws, j).or_else(|| role_before(&ws, i));
+            let pronoun_next =
+                ws[j - 1].raw.ends_with(',') && matches!(after.as_str(), "he" | "she" | "they");
+            let person_cue = lexicon::PERSON_AFTER.contains(&after)
+                || lexicon::PERSON_AFTER.contains(&after2)
                 || role.is_some()
-                || (PERSON_BEFORE.contains(&before.as_str()) && j - i == 2);
-            let two_plain_words = j - i == 2
+                || pronoun_next
+                || (lexicon::PERSON_BEFORE.contains(&before) && i > 0);
+            // A common word opening a sentence needs a role, not just a verb
+            // after it ("Data from the last run …").
+            let person_cue = person_cue
+                && !(w.sentence_start
+                    && j - i == 1
+                    && common_at_start(w.text)
+                    && role.is_none()
+                    && lexicon::is_common(w.text, 4.5));
+            let two_names = j - i == 2
                 && ws[i..j]
                     .iter()
-                    .all(|w| w.text.chars().all(|c| c.is_alphabetic()));
-            let project_head = PROJECT_HEADS.contains(&after.as_str());
+                    .all(|w| w.text.chars().all(char::is_alphabetic))
+                && !lexicon::is_common(ws[i + 1].text, 4.3)
+                && !lexicon::is_common(ws[i].text, 5.0);
+            let project_head = lexicon::PROJECT_HEADS.contains(&after);
             let (kind, domain) = if project_head {
                 (NodeKind::Project, Domain::Project)
-            } else if person_cue || two_plain_words {
+            } else if person_cue || two_names {
                 (NodeKind::Person, Domain::Relationship)
             } else {
                 (NodeKind::Entity, Domain::Technical)
             };
             // A lone capitalised word at the start of a sentence is only a
-            // name when something else says so.
-            let lone_start = w.sentence_start && j - i == 1 && kind == NodeKind::Entity;
-            if !lone_start && name.chars().count() >= 2 {
-                let label = name.clone();
+            // name when it is rare or something else says so.
+            let lone_start = w.sentence_start
+                && j - i == 1
+                && kind == NodeKind::Entity
+                && common_at_start(w.text);
+            // Mid-sentence, a very common word capitalised (a heading, an
+            // emphasis) is not a name either.
+            let common_mid = !w.sentence_start
+                && j - i == 1
+                && kind == NodeKind::Entity
+                && lexicon::is_common(w.text, 5.8);
+            if !lone_start && !common_mid && name.chars().count() >= 2 {
                 out.push(Mention {
-                    label,
+                    label: name,
                     kind,
                     domain,
                     role,
@@ -1223,21 +499,48 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             i = j;
             continue;
         }
-        // Lowercase feature phrases: "the dunning feature".
+        // Lowercase names a role pattern vouches for: "sam just became our
+        // tech lead", "my sister nora", "ask kim", "lena from finance".
+        if could_be_lower_name(w.text) && !w.backticked {
+            let role = lower_role_after(&ws, i + 1).or_else(|| role_before(&ws, i));
+            let asked = i > 0
+                && matches!(
+                    ws[i - 1].text.to_lowercase().as_str(),
+                    "ask" | "ping" | "cc"
+                )
+                && ws[i - 1].raw.chars().all(|c| c.is_alphabetic())
+                && !lexicon::is_common(w.text, 4.5);
+            let verb_after = ws.get(i + 1).is_some_and(|n| {
+                let l = n.text.to_lowercase();
+                lexicon::PERSON_AFTER.contains(&l) && !w.raw.ends_with([',', '.', ';', ':'])
+            }) && lexicon::frequencies_loaded()
+                && lexicon::zipf(w.text).is_none()
+                && !w.text.contains('-');
+            if let Some(role) = role.or((asked || verb_after).then(String::new)) {
+                out.push(Mention {
+                    label: w.text.to_owned(),
+                    kind: NodeKind::Person,
+                    domain: Domain::Relationship,
+                    role: (!role.is_empty()).then_some(role),
+                    strong: true,
+                });
+                i += 1;
+                continue;
+            }
+        }
+        // Lowercase feature phrases: "the export feature".
         if i + 1 < ws.len() {
             let head = ws[i + 1].text.to_lowercase();
-            let word = w.text.to_lowercase();
-            if FEATURE_HEADS.contains(&head.as_str())
-                && word.len() >= 4
-                && word.chars().all(|c| c.is_alphabetic() || c == '-')
-                && !is_stop(&word)
-                && !CAPITAL_STOP.contains(&word.as_str())
-                && !PROJECT_HEADS.contains(&word.as_str())
-                && !TECH_WORDS.contains(&word.as_str())
-                && lower_sentence.contains(&format!("{word} {head}"))
+            if lexicon::FEATURE_HEADS.contains(&head)
+                && lower.len() >= 4
+                && lower.chars().all(|c| c.is_alphabetic() || c == '-')
+                && !lexicon::is_closed_class(&lower)
+                && !lexicon::PROJECT_HEADS.contains(&lower)
+                && !lexicon::TECH_WORDS.contains(&lower)
+                && lower_sentence.contains(&format!("{lower} {head}"))
             {
                 out.push(Mention {
-                    label: format!("{word} {head}"),
+                    label: format!("{lower} {head}"),
                     kind: NodeKind::Project,
                     domain: Domain::Project,
                     role: None,
@@ -1267,8 +570,29 @@ fn dedup_mentions(v: Vec<Mention>) -> Vec<Mention> {
     out
 }
 
-fn role_after(ws: &[Word<'_>], j: usize, _sentence: &str) -> Option<String> {
-    // "Priya Raman (backend lead)" or "Priya, our backend lead,"
+/// Joins words up to the end of a clause, at most `max`.
+fn phrase_until_clause(ws: &[Word<'_>], from: usize, max: usize) -> String {
+    let mut parts = Vec::new();
+    for w in ws.iter().skip(from).take(max) {
+        parts.push(w.text);
+        if w.raw.ends_with([',', '.', ';', ')', ':', '!', '?']) {
+            break;
+        }
+    }
+    parts.join(" ")
+}
+
+/// Whether a phrase names a role: it holds a role or relation noun.
+fn names_role(phrase: &str) -> bool {
+    phrase.to_lowercase().split_whitespace().any(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+        lexicon::ROLE_NOUNS.contains(w) || lexicon::RELATION_NOUNS.contains(w)
+    })
+}
+
+/// A role stated after a name: "(backend lead)", ", our backend lead,",
+/// "is our SRE", "just became our tech lead", "from finance".
+fn role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
     let next = ws.get(j)?;
     if next.raw.starts_with('(') {
         let mut parts = Vec::new();
@@ -1279,42 +603,79 @@ fn role_after(ws: &[Word<'_>], j: usize, _sentence: &str) -> Option<String> {
             }
         }
         let role = parts.join(" ");
-        if ROLE_WORDS
-            .iter()
-            .any(|r| role.to_lowercase().split_whitespace().any(|w| w == *r))
-        {
-            return Some(role);
-        }
-        return None;
+        return names_role(&role).then_some(role);
     }
     let prev = &ws[j - 1];
-    if prev.raw.ends_with(',') && matches!(next.text.to_lowercase().as_str(), "our" | "the" | "my")
-    {
-        let mut parts = Vec::new();
-        for w in &ws[j + 1..ws.len().min(j + 5)] {
-            parts.push(w.text);
-            if w.raw.ends_with([',', '.', ';']) {
-                break;
-            }
-        }
-        let role = parts.join(" ");
-        if ROLE_WORDS
-            .iter()
-            .any(|r| role.to_lowercase().split_whitespace().any(|w| w == *r))
-        {
-            return Some(role);
-        }
+    let nl = next.text.to_lowercase();
+    if prev.raw.ends_with(',') && matches!(nl.as_str(), "our" | "the" | "my" | "a" | "an") {
+        let role = phrase_until_clause(ws, j + 1, 4);
+        return names_role(&role).then_some(role);
     }
-    None
+    lower_role_after(ws, j)
 }
 
+/// The verb patterns after a name that give its role.
+fn lower_role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
+    let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
+    let mut k = j;
+    // "is", "is now", "was", "just became", "became", "joined as", "'s"
+    let first = lw(k);
+    if first == "from" {
+        let g = lw(k + 1);
+        let g = g.trim_start_matches("the ");
+        return lexicon::GROUP_WORDS
+            .contains(g)
+            .then(|| format!("from {g}"));
+    }
+    if first == "just" {
+        k += 1;
+    }
+    match lw(k).as_str() {
+        "is" | "was" | "became" | "becomes" | "joined" | "joins" | "started" | "starts" | "'s"
+        | "got" | "has" => k += 1,
+        _ => return None,
+    }
+    // "got promoted to", "was made", "has become", "is now", "joined as"
+    while matches!(
+        lw(k).as_str(),
+        "now" | "also" | "still" | "as" | "promoted" | "made" | "to" | "become" | "officially"
+    ) {
+        k += 1;
+    }
+    if matches!(
+        lw(k).as_str(),
+        "our" | "the" | "my" | "a" | "an" | "their" | "your"
+    ) {
+        k += 1;
+    }
+    let k = k - 1;
+    let role = phrase_until_clause(ws, k + 1, 4);
+    // Only the role words themselves, not what follows them.
+    let words: Vec<&str> = role.split_whitespace().collect();
+    let end = words
+        .iter()
+        .position(|w| {
+            let l = w.to_lowercase();
+            lexicon::ROLE_NOUNS.contains(&l) || lexicon::RELATION_NOUNS.contains(&l)
+        })
+        .map(|p| p + 1)?;
+    Some(words[..end].join(" "))
+}
+
+/// A role stated before a name: "our designer Mara", "my sister nora",
+/// "my manager Ruth".
 fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
-    // "our designer Marco", "our PM Dana"
     if i == 0 {
         return None;
     }
     let prev = ws[i - 1].text.to_lowercase();
-    if ROLE_WORDS.contains(&prev.as_str()) {
+    if ws[i - 1].raw.ends_with(['.', ';', ':'])
+        || (ws[i - 1].raw.ends_with(',')
+            && !(lexicon::ROLE_NOUNS.contains(&prev) || lexicon::RELATION_NOUNS.contains(&prev)))
+    {
+        return None;
+    }
+    if lexicon::ROLE_NOUNS.contains(&prev) || lexicon::RELATION_NOUNS.contains(&prev) {
         let start = i.saturating_sub(3);
         let role: Vec<&str> = ws[start..i]
             .iter()
@@ -1322,17 +683,32 @@ fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
             .filter(|w| {
                 !matches!(
                     w.to_lowercase().as_str(),
-                    "our" | "the" | "my" | "with" | "ask" | "and"
+                    "our" | "the" | "my" | "with" | "ask" | "and" | "to" | "from"
                 )
             })
             .collect();
-        return Some(role.join(" "));
+        // "my sister nora", not "the lead engineer said": the word before
+        // the role must be a determiner or a role word itself.
+        let det = ws[..i - 1]
+            .last()
+            .map(|w| w.text.to_lowercase())
+            .unwrap_or_default();
+        let ok = matches!(
+            det.as_str(),
+            "our" | "my" | "the" | "new" | "your" | "their"
+        ) || lexicon::ROLE_NOUNS.contains(&det)
+            || i >= 2
+                && ws[i - 2]
+                    .text
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_uppercase);
+        return ok.then(|| role.join(" "));
     }
     None
 }
 
 fn strip_clause(s: &str) -> &str {
-    let lower = s.to_lowercase();
     let mut end = s.len();
     for stop in [
         ",",
@@ -1351,9 +727,14 @@ fn strip_clause(s: &str) -> &str {
         " but ",
         " and then ",
         " until ",
-        " since ",
+        " once ",
+        " if ",
+        " then",
     ] {
-        if let Some(p) = lower.find(stop) {
+        if let Some(p) = find_ci(s, stop.trim_start()).filter(|p| {
+            // a leading space in the stop means "a new word": honour it
+            !stop.starts_with(' ') || *p > 0
+        }) {
             end = end.min(p);
         }
     }
@@ -1372,144 +753,298 @@ fn truncate_words(s: &str, n: usize) -> String {
     s.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
 }
 
-/// Content words of a phrase, for topic matching.
+/// A crude English stem for topic matching: plural and common suffixes off.
+pub fn stem(w: &str) -> String {
+    let w = w.to_lowercase();
+    for suf in ["ies", "ing", "ed", "es", "s"] {
+        if let Some(base) = w.strip_suffix(suf)
+            && base.chars().count() >= 3
+            && !w.ends_with("ss")
+        {
+            return if suf == "ies" {
+                format!("{base}y")
+            } else {
+                base.to_owned()
+            };
+        }
+    }
+    w
+}
+
+/// Content words of a phrase (stemmed), for topic matching.
 pub fn content_words(s: &str) -> Vec<String> {
     let mut v: Vec<String> = normalize_name(s)
         .split(' ')
-        .filter(|w| w.len() >= 3 && !is_stop(w))
-        .map(str::to_owned)
+        .filter(|w| w.len() >= 3 && !lexicon::is_stop(w) && !lexicon::is_closed_class(w))
+        .map(stem)
         .collect();
     v.sort();
     v.dedup();
     v
 }
 
-fn find_ci(hay: &str, needle: &str) -> Option<usize> {
-    // Word-boundary, case-insensitive search on ASCII-lowercased text.
-    let h = hay.to_lowercase();
-    let mut from = 0;
-    while let Some(p) = h[from..].find(needle) {
-        let at = from + p;
-        let before_ok = at == 0 || !h.as_bytes()[at - 1].is_ascii_alphanumeric();
-        let end = at + needle.len();
-        let after_ok = end >= h.len() || !h.as_bytes()[end].is_ascii_alphanumeric();
-        if before_ok && after_ok && h.len() == hay.len() {
-            return Some(at);
-        }
-        from = at + needle.len().max(1);
-        if from >= h.len() {
-            break;
+/// Words that turn a following phrase into a non-choice object.
+fn is_non_choice(choice: &str) -> bool {
+    let words: Vec<String> = normalize_name(choice)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let content: Vec<&String> = words
+        .iter()
+        .filter(|w| !lexicon::is_stop(w) && !lexicon::is_closed_class(w))
+        .collect();
+    if content.is_empty() {
+        return true;
+    }
+    // "the feature branch", "the other terminal", "staging context"
+    words
+        .iter()
+        .take(4)
+        .any(|w| lexicon::NOT_CHOICES.contains(w.as_str()))
+}
+
+/// The phrase that names a decision's topic, when the sentence says it:
+/// "for the task queue", "switch the queue to", "as our queue".
+fn topic_phrase(lead: &str, rest_after: &str) -> Option<String> {
+    for (hay, marker) in [(lead, "for "), (rest_after, " for "), (rest_after, " as ")] {
+        if let Some(p) = find_ci(hay, marker.trim()) {
+            let t = strip_clause(hay[p + marker.trim().len()..].trim());
+            let t = t
+                .trim_start_matches("the ")
+                .trim_start_matches("our ")
+                .trim_start_matches("my ")
+                .trim();
+            let n = t.split_whitespace().count();
+            if (1..=5).contains(&n) {
+                return Some(t.to_owned());
+            }
         }
     }
     None
 }
 
+/// The first named thing of a phrase in object position, or the phrase
+/// itself when short, or its first uncommon word.
+fn chosen_of(choice: &str, root: Option<&str>) -> Option<String> {
+    // The phrase sits after a verb: its first word is not a sentence start.
+    if let Some(m) = mentions(&format!("x {choice}"), root)
+        .into_iter()
+        .find(|m| m.kind != NodeKind::Person)
+    {
+        return Some(m.label);
+    }
+    let content: Vec<&str> = choice
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+        .filter(|w| {
+            let l = w.to_lowercase();
+            !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
+        })
+        .collect();
+    // The leading run of content words: "daily at 5 utc" → "daily".
+    let lead: Vec<&str> = choice
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+        .skip_while(|w| lexicon::is_stop(&w.to_lowercase()))
+        .take_while(|w| {
+            let l = w.to_lowercase();
+            !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
+        })
+        .collect();
+    // A single very common word or a bare number names no choice ("work",
+    // "exactly", "2023").
+    let weak = |ws: &[&str]| {
+        ws.len() == 1
+            && (lexicon::is_common(ws[0], 4.8) || ws[0].chars().all(|c| c.is_ascii_digit()))
+    };
+    if weak(&lead) || (lead.is_empty() && weak(&content)) {
+        return None;
+    }
+    match content.len() {
+        0 => None,
+        1..=3 if !lead.is_empty() => Some(lead.join(" ")),
+        1..=3 => Some(content.join(" ")),
+        _ => content
+            .iter()
+            .find(|w| {
+                w.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                    || !lexicon::is_common(w, 4.0)
+            })
+            .map(|w| (*w).to_owned()),
+    }
+}
+
+/// What a prompt that accepts ("yes, do that") takes from the reply before
+/// it: a stated proposal ("I'd suggest X"), else the first sentence that
+/// names a concrete thing ("Record each event id in a `processed_events`
+/// table …"), as the decision it becomes.
+pub fn accepted_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
+    let ss = sentences(reply);
+    if let Some(d) = ss.iter().rev().find_map(|s| proposal(s, root)) {
+        return Some(d);
+    }
+    ss.iter().find_map(|s| {
+        if s.ends_with('?') || s.split_whitespace().count() > 40 {
+            return None;
+        }
+        // What the assistant did or is doing is a report, not a proposal.
+        let first = s.split_whitespace().next().unwrap_or("").to_lowercase();
+        if matches!(
+            first.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''),
+            "i'll"
+                | "i've"
+                | "i'm"
+                | "i"
+                | "it"
+                | "it's"
+                | "this"
+                | "that"
+                | "there"
+                | "done"
+                | "the"
+                | "yes"
+                | "no"
+                | "you"
+                | "your"
+        ) {
+            return None;
+        }
+        let m = mentions(s, root)
+            .into_iter()
+            .find(|m| m.strong && !matches!(m.kind, NodeKind::Person | NodeKind::File))?;
+        let clause = trim_fillers(&truncate_words(strip_clause(s), 12));
+        if clause.split_whitespace().count() < 3 {
+            return None;
+        }
+        Some(finish_decision(
+            cap_first(&clause),
+            Some(m.label.clone()),
+            None,
+            "",
+            &clause,
+            DecisionMove::Choose,
+            s,
+        ))
+    })
+}
+
+fn negated_before(sentence: &str, at: usize) -> bool {
+    let head = &sentence[..at];
+    lexicon::NEGATION_CUES
+        .iter()
+        .any(|c| find_ci(head, c).is_some())
+        || head.trim_end().to_lowercase().ends_with(" not")
+        || head.trim_end().to_lowercase().ends_with("don't")
+}
+
 /// Finds a decision in a sentence, if it states one.
 pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
-    let lower = sentence.to_lowercase();
+    let trimmed = sentence.trim();
+    let lower = trimmed.to_lowercase();
     if lower.ends_with('?')
-        || lower.starts_with("should we")
-        || lower.starts_with("do we")
-        || lower.starts_with("can we")
+        || [
+            "should we",
+            "do we",
+            "can we",
+            "could we",
+            "shall we",
+            "would",
+            "what if",
+        ]
+        .iter()
+        .any(|q| lower.starts_with(q))
     {
         return None;
     }
-    for cue in DECISION_CUES {
-        let Some(at) = find_ci(sentence, cue) else {
+    // A refusal decides nothing: "let's not use X", "we won't switch to X".
+    if lexicon::NEGATION_CUES
+        .iter()
+        .any(|c| find_ci(trimmed, c).is_some())
+        && !lexicon::REJECTION_CUES
+            .iter()
+            .any(|c| find_ci(trimmed, c).is_some())
+    {
+        return None;
+    }
+    if let Some(d) = change_of_mind(trimmed, root) {
+        return Some(d);
+    }
+    for cue in lexicon::DECISION_CUES.iter() {
+        let Some(at) = find_ci(trimmed, cue) else {
             continue;
         };
-        let rest = sentence[at + cue.len()..].trim();
-        // Bare "use" and "replace" only count as decisions with "instead of"/"with".
-        if matches!(*cue, "use" | "replace") {
-            let l = lower.as_str();
-            let explicit = l.contains("instead of")
-                || l.contains("rather than")
-                || (*cue == "replace" && l.contains(" with "));
-            let at_start = at == 0
-                || lower[..at].trim().is_empty()
-                || lower[..at].trim_end().ends_with(['.', ',']);
-            // An imperative "Use X for Y" naming a known kind of thing is a decision too.
-            let names_thing = *cue == "use"
-                && mentions(rest, root)
+        if negated_before(trimmed, at) {
+            return None;
+        }
+        let rest = trimmed[at + cue.len()..].trim();
+        // Bare "use" and "replace" only count as decisions when they lead
+        // the sentence (an imperative) and name a thing or what they replace.
+        if matches!(cue, "use" | "replace" | "pick" | "go with") {
+            let explicit = find_ci(rest, "instead of").is_some()
+                || find_ci(rest, "rather than").is_some()
+                || (cue == "replace" && find_ci(rest, "with").is_some());
+            let head = trimmed[..at].trim();
+            let at_start = head.is_empty()
+                || head.ends_with(['.', ',', ':'])
+                || [
+                    "ok", "okay", "so", "then", "alright", "right", "fine", "yes", "yeah", "ya",
+                    "k",
+                ]
+                .iter()
+                .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w));
+            let names_thing = cue != "replace"
+                && (mentions(rest, root)
                     .first()
-                    .is_some_and(|m| m.strong && m.kind != NodeKind::Person);
+                    .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
+                    // "Use weekly partitions for the events table": a topic.
+                    || (cue == "use" && find_ci(rest, "for").is_some()));
             if !at_start || !(explicit || names_thing) {
                 continue;
             }
         }
-        // "switch background jobs to apalis", "let's switch to Bento", "move email from Resend to Bento"
         let mut rest = rest;
-        let mut topic_part: Option<&str> = None;
+        let mut topic_part: Option<String> = None;
         let mut from_part: Option<String> = None;
-        if matches!(
-            *cue,
-            "let's switch"
-                | "migrate to"
-                | "move to"
-                | "moving to"
-                | "switch to"
-                | "switching to"
-                | "switch over to"
-        ) {
-            let l = rest.to_lowercase();
-            if let Some(r) = l.strip_prefix("to ").map(|_| &rest[3..]) {
-                rest = r;
-            } else if let Some(p) = l.find(" to ") {
-                let before = &rest[..p];
-                let lb = before.to_lowercase();
-                if let Some(f) = lb.find("from ") {
-                    let old = before[f + 5..].trim();
+        let switchy = cue.contains("switch") || cue.contains("move") || cue.contains("migrat");
+        if switchy && !cue.ends_with(" to") {
+            // "switch the queue to X", "move email from A to B"
+            if let Some(p) = find_ci(rest, "to") {
+                let before = rest[..p].trim();
+                if let Some(f) = find_ci(before, "from") {
+                    let old = before[f + 4..].trim();
                     if !old.is_empty() {
                         from_part = Some(truncate_words(old, 4));
                     }
-                    topic_part = Some(before[..f].trim());
-                } else {
-                    topic_part = Some(before.trim());
+                    topic_part = Some(before[..f].trim().to_owned());
+                } else if !before.is_empty() {
+                    topic_part = Some(before.to_owned());
                 }
-                rest = &rest[p + 4..];
+                rest = rest[p + 2..].trim();
             }
         }
-        let (choice_part, mut replaced) = split_replaced(rest, *cue == "replace");
+        let (choice_part, mut replaced) = split_replaced(rest, cue == "replace");
         if replaced.is_none() {
             replaced = from_part;
         }
-        let choice = strip_clause(choice_part);
-        let choice = truncate_words(choice, 8);
-        if choice.split_whitespace().count() == 0 || choice.len() < 2 {
-            continue;
+        let choice = trim_fillers(&truncate_words(strip_clause(choice_part), 8));
+        if choice.is_empty() || is_non_choice(&choice) {
+            return None;
         }
-        let chosen = mentions(&choice, root)
-            .into_iter()
-            .find(|m| m.kind != NodeKind::Person)
-            .map(|m| m.label);
-        let lead = sentence[..at].trim().trim_end_matches(',');
-        if topic_part.is_none() {
-            let ll = lead.to_lowercase();
-            if let Some(p) = ll.rfind("for ")
-                && (p == 0 || ll[..p].ends_with(' '))
-            {
-                let t = lead[p + 4..].trim();
-                if !t.is_empty() && t.split_whitespace().count() <= 5 {
-                    topic_part = Some(t);
-                }
-            }
-        }
+        let chosen = chosen_of(&choice, root);
+        let lead = trimmed[..at].trim().trim_end_matches(',');
         let topic_part = topic_part
-            .map(|t| {
-                t.trim_start_matches("over ")
-                    .trim_start_matches("the ")
-                    .trim()
-            })
-            .filter(|t| !t.is_empty());
-        let verb_led = matches!(
-            *cue,
-            "the plan is to" | "the plan is" | "decided to" | "we decided to" | "we've decided to"
-        );
+            .filter(|t| !t.is_empty() && !is_non_choice(t))
+            .or_else(|| topic_phrase(lead, choice_part));
+        let verb_led = cue.starts_with("the plan is") || cue.ends_with("decided to");
         let label = if verb_led {
             cap_first(&choice)
         } else {
             let mut l = format!("Use {choice}");
-            if let Some(t) = topic_part {
+            if let Some(t) = &topic_part
+                && find_ci(&choice, t).is_none()
+            {
                 l.push_str(&format!(" for {t}"));
             }
             if let Some(r) = &replaced {
@@ -1517,75 +1052,313 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             }
             l
         };
-        let label: String = label.chars().take(120).collect();
-        let mut topic = content_words(&format!("{choice} {}", topic_part.unwrap_or("")));
-        if let Some(c) = &chosen {
-            let cw = content_words(c);
-            topic.retain(|w| !cw.contains(w));
-        }
-        return Some(Decision {
+        return Some(finish_decision(
             label,
             chosen,
             replaced,
-            topic,
-            sentence: sentence.trim().to_owned(),
+            topic_part.as_deref().unwrap_or(""),
+            &choice,
+            DecisionMove::Choose,
+            trimmed,
+        ));
+    }
+    None
+}
+
+/// Drops trailing filler words from a choice: "Dramatiq then" → "Dramatiq".
+fn trim_fillers(choice: &str) -> String {
+    let mut words: Vec<&str> = choice.split_whitespace().collect();
+    while let Some(last) = words.last() {
+        let l = last.to_lowercase();
+        if matches!(
+            l.as_str(),
+            "then"
+                | "instead"
+                | "please"
+                | "too"
+                | "now"
+                | "again"
+                | "here"
+                | "anyway"
+                | "ok"
+                | "okay"
+        ) {
+            words.pop();
+        } else {
+            break;
+        }
+    }
+    words.join(" ")
+}
+
+fn finish_decision(
+    label: String,
+    chosen: Option<String>,
+    replaced: Option<String>,
+    topic_part: &str,
+    choice: &str,
+    moves: DecisionMove,
+    sentence: &str,
+) -> Decision {
+    let label: String = label.chars().take(120).collect();
+    let mut topic = content_words(&format!("{choice} {topic_part}"));
+    for c in chosen.iter().chain(replaced.iter()) {
+        // A phrase's last word is its head, what is being chosen among
+        // ("daily partitions" and "weekly partitions" decide partitions).
+        let mut cw = content_words(c);
+        if c.split_whitespace().count() >= 2 {
+            let head = c.split_whitespace().last().map(stem).unwrap_or_default();
+            cw.retain(|w| *w != head);
+        }
+        topic.retain(|w| !cw.contains(w));
+    }
+    Decision {
+        label,
+        chosen,
+        replaced,
+        topic,
+        moves,
+        sentence: sentence.to_owned(),
+    }
+}
+
+/// "scrap the X idea, Y is enough", "forget X, we'll do Y", "let's go back to
+/// X", "actually keep X": a change of mind, with or without a replacement.
+fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    // Going back to, or keeping, an earlier choice.
+    for cue in lexicon::RETURN_CUES.iter() {
+        let Some(at) = find_ci(sentence, cue) else {
+            continue;
+        };
+        if negated_before(sentence, at) {
+            continue;
+        }
+        let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
+        // "keep" only as an imperative: "actually keep X", "ok keep X".
+        if cue.contains("keep") || cue.starts_with("stay") {
+            let lead_ok = head.is_empty()
+                || head.split_whitespace().all(|w| {
+                    lexicon::INTERJECTIONS.contains(w.trim_matches(','))
+                        || w == "let's"
+                        || w == "we'll"
+                });
+            if !lead_ok {
+                continue;
+            }
+        }
+        let rest = sentence[at + cue.len()..].trim();
+        let choice = truncate_words(strip_clause(rest), 6);
+        if choice.is_empty() || is_non_choice(&choice) {
+            continue;
+        }
+        let chosen = chosen_of(&choice, root)?;
+        return Some(finish_decision(
+            format!("Use {choice}"),
+            Some(chosen),
+            None,
+            "",
+            &choice,
+            DecisionMove::Return,
+            sentence,
+        ));
+    }
+    // Dropping an earlier choice, maybe naming the replacement.
+    for cue in lexicon::REJECTION_CUES.iter() {
+        let Some(at) = find_ci(sentence, cue) else {
+            continue;
+        };
+        let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
+        let lead_ok = head.is_empty()
+            || head.split_whitespace().all(|w| {
+                let w = w.trim_matches(',');
+                lexicon::INTERJECTIONS.contains(w)
+                    || matches!(w, "let's" | "lets" | "we" | "i" | "just" | "so")
+            });
+        if !lead_ok {
+            continue;
+        }
+        let rest = sentence[at + cue.len()..].trim();
+        let dropped_part = strip_clause(rest);
+        let dropped = dropped_part
+            .trim_start_matches("the ")
+            .trim_start_matches("that ")
+            .trim_start_matches("our ");
+        let dropped = dropped
+            .trim_end_matches(" idea")
+            .trim_end_matches(" plan")
+            .trim_end_matches(" approach")
+            .trim_end_matches(" thing")
+            .trim_end_matches(" option")
+            .trim();
+        if dropped.is_empty() || is_non_choice(dropped) {
+            continue;
+        }
+        let dropped = chosen_of(dropped, root).unwrap_or_else(|| truncate_words(dropped, 4));
+        // The replacement, when the rest of the sentence names one.
+        let after = rest
+            .get(dropped_part.len()..)
+            .unwrap_or("")
+            .trim_start_matches([',', ';', ' ', '-', '—']);
+        let replacement = decision(after, root)
+            .and_then(|d| d.chosen.map(|c| (c, d.label)))
+            .or_else(|| {
+                // "Y is enough", "Y is fine", "Y it is", "Y will do"
+                let a = after.trim();
+                [
+                    "is enough",
+                    "is fine",
+                    "is good enough",
+                    "it is",
+                    "will do",
+                    "works",
+                    "is plenty",
+                ]
+                .iter()
+                .find_map(|m| find_ci(a, m).map(|p| a[..p].trim()))
+                .filter(|y| !y.is_empty() && y.split_whitespace().count() <= 8)
+                .and_then(|y| chosen_of(y, root).map(|c| (c, format!("Use {y}"))))
+            })
+            .or_else(|| {
+                // "forget event_date, partition fct_events on loaded_at": the
+                // last thing of the dropped one's kind that the rest names.
+                let kind_of = |t: &str| mentions(&format!("x {t}"), root).first().map(|m| m.kind);
+                let want = kind_of(&dropped)?;
+                let m = mentions(after, root)
+                    .into_iter()
+                    .filter(|m| {
+                        m.kind == want && normalize_name(&m.label) != normalize_name(&dropped)
+                    })
+                    .last()?;
+                let clause = trim_fillers(&truncate_words(strip_clause(after), 10));
+                Some((m.label.clone(), cap_first(&clause)))
+            });
+        return Some(match replacement {
+            Some((chosen, label)) => finish_decision(
+                format!("{label} instead of {dropped}"),
+                Some(chosen),
+                Some(dropped.clone()),
+                "",
+                "",
+                DecisionMove::Choose,
+                sentence,
+            ),
+            None => finish_decision(
+                format!("Drop {dropped}"),
+                None,
+                Some(dropped.clone()),
+                "",
+                "",
+                DecisionMove::Drop,
+                sentence,
+            ),
         });
     }
     None
 }
 
 fn split_replaced(rest: &str, replace_cue: bool) -> (&str, Option<String>) {
-    let lower = rest.to_lowercase();
-    if replace_cue {
-        // "replace Resend with Bento"
-        if let Some(p) = lower.find(" with ") {
-            let old = strip_clause(&rest[..p]).to_owned();
-            return (&rest[p + 6..], (!old.is_empty()).then_some(old));
-        }
+    if replace_cue && let Some(p) = find_ci(rest, "with") {
+        // "replace X with Y"
+        let old = strip_clause(&rest[..p]).to_owned();
+        return (&rest[p + 4..], (!old.is_empty()).then_some(old));
     }
-    for marker in [" instead of ", " rather than ", " over "] {
-        if let Some(p) = lower.find(marker) {
+    for marker in ["instead of", "rather than", "over"] {
+        if let Some(p) = find_ci(rest, marker) {
             let old = truncate_words(strip_clause(&rest[p + marker.len()..]), 4);
             return (&rest[..p], (!old.is_empty()).then_some(old));
         }
     }
-    if let Some(p) = lower.find(" from ") {
-        // "switch email from Resend to Bento" is handled by the cue "switch to";
-        // "move from X to Y" leaves rest = "Y" already.
-        let _ = p;
-    }
     (rest, None)
+}
+
+/// A concrete proposal in the assistant's reply ("I'd suggest arq with a
+/// Redis broker"), as the decision it would be if accepted.
+pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let trimmed = sentence.trim().trim_end_matches('?');
+    for cue in lexicon::PROPOSAL_CUES.iter() {
+        let Some(at) = find_ci(trimmed, cue) else {
+            continue;
+        };
+        let mut rest = trimmed[at + cue.len()..]
+            .trim()
+            .trim_start_matches(':')
+            .trim();
+        for lead in ["we ", "you ", "i ", "to "] {
+            if let Some(r) = strip_prefix_ci(rest, lead) {
+                rest = r.trim();
+            }
+        }
+        let as_decision = if let Some(r) = strip_prefix_ci(rest, "using ") {
+            format!("let's use {r}")
+        } else if let Some(r) = strip_prefix_ci(rest, "switching to ") {
+            format!("let's switch to {r}")
+        } else if let Some(r) = strip_prefix_ci(rest, "going with ") {
+            format!("let's go with {r}")
+        } else if let Some(r) =
+            strip_prefix_ci(rest, "adding ").or_else(|| strip_prefix_ci(rest, "add "))
+        {
+            format!("let's use {r}")
+        } else if lexicon::DECISION_CUES
+            .iter()
+            .any(|c| strip_prefix_ci(rest, c).is_some())
+        {
+            format!("let's {rest}")
+        } else {
+            format!("let's use {rest}")
+        };
+        if let Some(d) = decision(&as_decision, root)
+            && d.chosen.is_some()
+        {
+            return Some(Decision {
+                sentence: sentence.trim().to_owned(),
+                ..d
+            });
+        }
+    }
+    None
+}
+
+/// Whether a prompt accepts what was just proposed ("yes, do that",
+/// "sounds good, go with it"): it opens with an acceptance and is short.
+pub fn is_acceptance(prompt: &str) -> bool {
+    let first = sentences(prompt).into_iter().next().unwrap_or_default();
+    let lower = first.to_lowercase();
+    let lower = lower.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+    let words = prompt.split_whitespace().count();
+    lexicon::ACCEPT_CUES.iter().any(|c| {
+        lower == c
+            || (lower.starts_with(c)
+                && lower[c.len()..].starts_with(|ch: char| !ch.is_alphanumeric()))
+    }) && words <= 25
 }
 
 /// Finds a correction in a sentence, if it is one.
 pub fn correction(sentence: &str) -> Option<Correction> {
-    let lower = sentence.to_lowercase();
-    let trimmed = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let trimmed = sentence.trim_start_matches(|c: char| !c.is_alphanumeric());
     let mut stripped: Option<&str> = None;
-    for cue in CORRECTION_OPENERS {
-        if let Some(after) = trimmed.strip_prefix(cue) {
-            // "no" must be followed by punctuation, "actually" by a comma or space.
-            if (*cue == "wait" || *cue == "actually")
-                && after.starts_with(|c: char| c.is_alphanumeric())
-            {
+    for cue in lexicon::CORRECTION_OPENERS.iter() {
+        if let Some(after) = strip_prefix_ci(trimmed, cue) {
+            // "wait"/"actually" must be followed by punctuation or a space,
+            // not more letters ("Waiting", "Actually works" is fine).
+            if after.starts_with(|c: char| c.is_alphanumeric()) {
                 continue;
             }
-            let offset = sentence.len() - trimmed.len() + cue.len();
-            stripped = Some(sentence[offset..].trim_start_matches([',', ' ', ':', '-', '—', '.']));
+            stripped = Some(after.trim_start_matches([',', ' ', ':', '-', '—', '.']));
             break;
         }
     }
-    let inner = CORRECTION_INNER.iter().any(|c| lower.contains(c))
-        || (lower.contains(", not ") && !lower.contains("whether") && !lower.contains("if not"))
-        || lower.contains(" not dollars")
-        || lower.contains("not in cents");
+    let lower = sentence.to_lowercase();
+    let inner = lexicon::CORRECTION_INNER
+        .iter()
+        .any(|c| find_ci(sentence, c).is_some())
+        || (lower.contains(", not ") && !lower.contains("whether") && !lower.contains("if not"));
     let body = match stripped {
         Some(b) => b,
         None if inner => sentence,
         None => return None,
     };
     let body = body.trim().trim_end_matches(['.', '!']);
-    // "One more correction from Dana: the grace period is 3 days" → after the colon.
+    // "One more correction: the grace period is 3 days" → after the colon.
     let body = match body.split_once(':') {
         Some((head, tail))
             if head.to_lowercase().contains("correction")
@@ -1595,9 +1368,19 @@ pub fn correction(sentence: &str) -> Option<Correction> {
         }
         _ => body,
     };
-    // Strip a second opener ("Actually, wait, ...").
     let body = body.trim_start_matches([',', ' ']).trim();
+    // A correction states something: at least a few words, one of them a
+    // verb-ish link or a number, not a bare reaction.
     if body.split_whitespace().count() < 3 {
+        return None;
+    }
+    let says = body.chars().any(|c| c.is_ascii_digit())
+        || [
+            " is ", " are ", " was ", " not ", " should ", " in ", " at ", " goes ", " lives ",
+        ]
+        .iter()
+        .any(|v| format!(" {} ", body.to_lowercase()).contains(v));
+    if !says {
         return None;
     }
     let label: String = truncate_words(body, 14).chars().take(120).collect();
@@ -1609,18 +1392,15 @@ pub fn correction(sentence: &str) -> Option<Correction> {
 
 /// Finds a preference of the user in a sentence (user text only).
 pub fn preference(sentence: &str) -> Option<Preference> {
-    let lower = sentence.to_lowercase();
-    for cue in PREFERENCE_CUES {
+    for cue in lexicon::PREFERENCE_CUES.iter() {
         let Some(at) = find_ci(sentence, cue) else {
             continue;
         };
+        let rest = sentence[at + cue.len()..].trim_start().to_lowercase();
         // "I like that approach" / "I like it" are reactions, not preferences.
-        let rest = lower[at + cue.len()..].trim_start();
-        if matches!(*cue, "i like" | "i love" | "i hate")
-            && (rest.starts_with("that")
-                || rest.starts_with("it")
-                || rest.starts_with("this")
-                || rest.starts_with("the idea"))
+        if ["that", "it", "this", "the idea", "how", "where"]
+            .iter()
+            .any(|r| rest.starts_with(r))
         {
             continue;
         }
@@ -1641,14 +1421,335 @@ pub fn preference(sentence: &str) -> Option<Preference> {
 }
 
 fn strip_clause_keep_commas(s: &str) -> &str {
-    let lower = s.to_lowercase();
     let mut end = s.len();
-    for stop in [";", " because ", " since ", " — ", " but "] {
-        if let Some(p) = lower.find(stop) {
+    for stop in [";", "because", "since", " — ", "but"] {
+        if let Some(p) = find_ci(s, stop.trim()).filter(|p| *p > 0) {
             end = end.min(p);
         }
     }
     s[..end].trim().trim_end_matches(['.', '!', '?', ','])
+}
+
+/// A restriction: "never force-push to main", "don't touch the legacy tables".
+pub fn restriction(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    for cue in lexicon::RESTRICTION_CUES.iter() {
+        let Some(at) = find_ci(s, cue) else { continue };
+        // The rule is the clause from the cue on; what comes before it may
+        // only be a lead-in ("and", "also", "please", "oh and", a name).
+        let head = s[..at].trim().trim_end_matches([',', ':']).to_lowercase();
+        let lead_ok = head.split_whitespace().count() <= 4
+            && !head.contains(" if ")
+            && !head.ends_with("almost")
+            && !head.ends_with("i'd");
+        if !lead_ok {
+            continue;
+        }
+        let clause = strip_clause_keep_commas(&s[at..]);
+        let n = clause.split_whitespace().count();
+        if !(3..=20).contains(&n) {
+            continue;
+        }
+        let label = cap_first(&truncate_words(clause, 16));
+        return Some(Record {
+            kind: NodeKind::Restriction,
+            label,
+            subject: None,
+            sentence: s.to_owned(),
+        });
+    }
+    None
+}
+
+/// Tasks a procedure is for, by the word that names them.
+const TASKS: &[(&str, &str)] = &[
+    ("test", "test"),
+    ("tests", "test"),
+    ("testing", "test"),
+    ("deploy", "deploy"),
+    ("deploys", "deploy"),
+    ("deploying", "deploy"),
+    ("deployment", "deploy"),
+    ("release", "release"),
+    ("releases", "release"),
+    ("releasing", "release"),
+    ("build", "build"),
+    ("builds", "build"),
+    ("lint", "lint"),
+    ("linting", "lint"),
+    ("migrate", "migrate"),
+    ("migrations", "migrate"),
+    ("start", "run"),
+    ("run", "run"),
+    ("plan", "plan"),
+    ("format", "format"),
+    ("benchmark", "bench"),
+    ("bench", "bench"),
+];
+
+/// A command in backticks that looks runnable: two or more words, or a
+/// path to a script.
+fn command_in(sentence: &str) -> Option<String> {
+    let mut rest = sentence;
+    while let Some(a) = rest.find('`') {
+        let after = &rest[a + 1..];
+        let Some(b) = after.find('`') else { break };
+        let cmd = after[..b].trim();
+        rest = &after[b + 1..];
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let first = words.first().copied().unwrap_or("");
+        let runnable = first
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'))
+            && first
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '.');
+        if runnable && (words.len() >= 2 || first.contains('/')) && cmd.len() <= 160 {
+            return Some(cmd.to_owned());
+        }
+    }
+    None
+}
+
+/// A command written without backticks: a run of lowercase words that ends
+/// in flags or `KEY=value` arguments ("uv run pytest -q", "make deploy ENV=prod").
+fn bare_command(sentence: &str) -> Option<String> {
+    let toks: Vec<&str> = sentence.split_whitespace().collect();
+    let argish = |t: &str| {
+        let t = t.trim_end_matches([',', '.', ';', ')']);
+        (t.starts_with('-') && t.len() >= 2 && !t[1..].starts_with(|c: char| c.is_ascii_digit()))
+            || t.split_once('=').is_some_and(|(k, v)| {
+                !k.is_empty()
+                    && !v.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+            })
+    };
+    let wordish = |t: &str| {
+        !t.is_empty()
+            && t.chars().all(|c| {
+                c.is_ascii_lowercase()
+                    || c.is_ascii_digit()
+                    || matches!(c, '.' | '/' | '_' | '-' | ':' | '+')
+            })
+            && t.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '.')
+            && !lexicon::is_stop(t)
+    };
+    let fi = toks.iter().position(|t| argish(t))?;
+    let mut start = fi;
+    while start > 0 && fi - start < 4 && wordish(toks[start - 1]) && !toks[start - 1].ends_with(',')
+    {
+        start -= 1;
+    }
+    if fi - start < 2 {
+        return None;
+    }
+    let mut end = fi + 1;
+    while end < toks.len()
+        && end - fi < 4
+        && (argish(toks[end - 1]) && !toks[end - 1].ends_with([',', '.', ';']))
+        && (argish(toks[end]) || wordish(toks[end]))
+    {
+        end += 1;
+    }
+    let cmd = toks[start..end].join(" ");
+    Some(cmd.trim_end_matches([',', '.', ';']).to_owned())
+}
+
+/// A procedure: how a routine task is done, with its command.
+pub fn procedure(sentence: &str) -> Option<Record> {
+    let cmd = command_in(sentence).or_else(|| bare_command(sentence))?;
+    let lower = sentence.to_lowercase();
+    let cue = lexicon::PROCEDURE_CUES
+        .iter()
+        .any(|c| find_ci(sentence, c).is_some());
+    // The most specific task named: "to run the tests" is about testing.
+    let named: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter_map(|w| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t))
+        .collect();
+    let task = named
+        .iter()
+        .copied()
+        .find(|t| *t != "run")
+        .or_else(|| named.first().copied())
+        .or_else(|| {
+            let cl = cmd.to_lowercase();
+            TASKS
+                .iter()
+                .find(|(k, _)| cl.split(|c: char| !c.is_alphanumeric()).any(|w| w == *k))
+                .map(|(_, t)| *t)
+        })?;
+    if !cue && !lower.contains(task) {
+        return None;
+    }
+    Some(Record {
+        kind: NodeKind::Procedure,
+        label: format!("{task}: {cmd}"),
+        subject: Some(task.to_owned()),
+        sentence: sentence.trim().to_owned(),
+    })
+}
+
+/// An intention or blocker: "next I'll add pagination", "blocked on Lena's review".
+pub fn intention(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    for cue in lexicon::INTENTION_CUES.iter() {
+        let Some(at) = find_ci(s, cue) else { continue };
+        if s[..at].split_whitespace().count() > 6 {
+            continue;
+        }
+        let clause = strip_clause_keep_commas(&s[at..]);
+        let n = clause.split_whitespace().count();
+        if !(3..=18).contains(&n) {
+            continue;
+        }
+        return Some(Record {
+            kind: NodeKind::Intention,
+            label: cap_first(&truncate_words(clause, 14)),
+            subject: None,
+            sentence: s.to_owned(),
+        });
+    }
+    None
+}
+
+/// Whether a token carries a value: a number, a size, a time, an ordinal.
+fn value_token(t: &str) -> bool {
+    let t =
+        t.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\'' | '`'));
+    let t = t.trim_start_matches(['$', '€', '£', '~', '<', '>', '≤', '≥']);
+    if t.is_empty() || !t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    // 3, 3.5, 25MB, 10k, 06:00, 14th, 30s, 2026-11-24, 90%
+    t.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '%' | '/' | ','))
+        && t.chars().filter(|c| c.is_ascii_alphabetic()).count() <= 4
+}
+
+/// A fact: a number, limit, date or deadline with its subject
+/// ("request timeout: 3 s", "demo: the 14th").
+pub fn fact(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    // The value: the first value token, with a unit or a "th/st" day.
+    let vi = ws.iter().position(|w| value_token(w.raw))?;
+    // A file, version of code or identifier is not a fact value.
+    if ws[vi].backticked {
+        return None;
+    }
+    let mut value = ws[vi].text.to_owned();
+    if let Some(next) = lws.get(vi + 1)
+        && (lexicon::UNIT_WORDS.contains(next.as_str()) || lexicon::MONTHS.contains(next.as_str()))
+    {
+        value = format!("{value} {}", ws[vi + 1].text);
+        if let Some(n2) = lws.get(vi + 2)
+            && (n2 == "per" || n2 == "a")
+            && let Some(n3) = ws.get(vi + 3)
+        {
+            value = format!("{value} {} {}", ws[vi + 2].text, n3.text);
+        }
+    }
+    // A weekday or month before the number: "Friday the 9th", "Nov 14".
+    if vi >= 1 {
+        let p = &lws[vi - 1];
+        let p2 = if vi >= 2 { lws[vi - 2].as_str() } else { "" };
+        if lexicon::MONTHS.contains(p.as_str()) || lexicon::WEEKDAYS.contains(p.as_str()) {
+            value = format!("{} {value}", ws[vi - 1].text);
+        } else if p == "the" && (lexicon::WEEKDAYS.contains(p2) || lexicon::MONTHS.contains(p2)) {
+            value = format!("{} the {value}", ws[vi - 2].text);
+        } else if p == "the" {
+            value = format!("the {value}");
+        }
+    }
+    // The subject: the noun phrase before a linking verb ahead of the value,
+    // or the words right before the value.
+    let linkers = [
+        "is", "are", "was", "=", "of", "at", "to", "be", "stays", "becomes", "on", "by", "'s",
+        "goes",
+    ];
+    let mut end = vi;
+    while end > 0 {
+        let w = lws[end - 1].as_str();
+        if linkers.contains(&w)
+            || w == "the"
+            || lexicon::WEEKDAYS.contains(w)
+            || lexicon::MONTHS.contains(w)
+            || w == "now"
+            || w == "actually"
+            || w == "just"
+            || w == "should"
+            || w == "will"
+            || w == "set"
+            || w == "up"
+        {
+            end -= 1;
+        } else {
+            break;
+        }
+    }
+    let mut start = end;
+    while start > 0 && end - start < 4 {
+        let w = &ws[start - 1];
+        let l = lws[start - 1].as_str();
+        if w.raw.ends_with([',', '.', ';', ':', '!', '?', ')']) && start != end {
+            break;
+        }
+        if lexicon::is_stop(l) && !lexicon::FACT_SUBJECT_HEADS.contains(l) {
+            break;
+        }
+        if lexicon::INTERJECTIONS.contains(l) || lexicon::CORRECTION_OPENERS.contains(l) {
+            break;
+        }
+        start -= 1;
+    }
+    let mut subject: String = ws[start..end]
+        .iter()
+        .map(|w| w.text.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let has_head = |t: &str| {
+        t.split_whitespace().any(|w| {
+            lexicon::FACT_SUBJECT_HEADS.contains(stem(w).as_str())
+                || lexicon::FACT_SUBJECT_HEADS.contains(w)
+        })
+    };
+    if subject.is_empty() || !has_head(&subject) {
+        // A head noun elsewhere in the clause: before the value ("the demo
+        // is on the 14th") or right after it ("a flat 30 second delay").
+        let after_value = vi + 1 + usize::from(value.split_whitespace().count() > 1);
+        if let Some(h) = lws[..vi]
+            .iter()
+            .rev()
+            .chain(lws.iter().skip(after_value).take(2))
+            .find(|w| lexicon::FACT_SUBJECT_HEADS.contains(w.as_str()))
+        {
+            subject = h.clone();
+        } else {
+            return None;
+        }
+    }
+    let subject = subject.trim().to_owned();
+    if subject.is_empty() || subject.chars().count() > 60 {
+        return None;
+    }
+    Some(Record {
+        kind: NodeKind::Fact,
+        label: format!("{subject}: {value}"),
+        subject: Some(subject),
+        sentence: s.to_owned(),
+    })
 }
 
 /// Whether a sentence has decision language.
@@ -1659,6 +1760,16 @@ pub fn has_decision_language(text: &str) -> bool {
 /// Whether a text has correction language.
 pub fn has_correction_language(text: &str) -> bool {
     sentences(text).iter().any(|s| correction(s).is_some())
+}
+
+/// Whether a text states a fact, restriction, procedure or intention.
+pub fn has_record_language(text: &str) -> bool {
+    sentences(text).iter().any(|s| {
+        fact(s).is_some()
+            || restriction(s).is_some()
+            || procedure(s).is_some()
+            || intention(s).is_some()
+    })
 }
 
 /// Scores how much a text is about each domain; the highest wins.
@@ -1672,25 +1783,21 @@ pub fn domain_scores(text: &str) -> [u32; 4] {
         if w.is_empty() {
             continue;
         }
-        if TECH_WORDS.contains(&w)
-            || w.contains('/')
-            || w.contains('_')
-            || w.contains("::")
-            || w.ends_with(".rs")
+        if lexicon::TECH_WORDS.contains(w) || w.contains('/') || w.contains('_') || w.contains("::")
         {
             s[2] += 1;
         }
-        if PROJECT_WORDS.contains(&w) {
+        if lexicon::PROJECT_WORDS.contains(w) {
             s[1] += 1;
         }
-        if RELATIONSHIP_WORDS.contains(&w) {
+        if lexicon::RELATIONSHIP_WORDS.contains(w) {
             s[0] += 1;
         }
-        if PERSONAL_WORDS.contains(&w) {
+        if lexicon::PERSONAL_WORDS.contains(w) {
             s[3] += 1;
         }
     }
-    for cue in PREFERENCE_CUES {
+    for cue in lexicon::PREFERENCE_CUES.iter() {
         if lower.contains(cue) {
             s[3] += 3;
         }
@@ -1718,140 +1825,4 @@ pub fn dominant_domain(text: &str) -> Option<Domain> {
         .into_iter()
         .find(|&i| s[i] == max)
         .map(|i| Domain::ALL[i])
-}
-
-/// Words in a sentence that suggest ownership by a person.
-pub const OWNERSHIP_CUES: &[&str] = &[
-    "owns",
-    "own",
-    "leads",
-    "lead",
-    "reviews",
-    "review",
-    "maintains",
-    "is responsible for",
-    "wrote",
-    "designs",
-    "designed",
-    "built",
-    "handles",
-];
-
-/// Words in a sentence that suggest a dependency.
-pub const DEPENDENCY_CUES: &[&str] = &[
-    "depends on",
-    "requires",
-    "needs",
-    "relies on",
-    "blocked by",
-    "blocks",
-];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn labels(s: &str) -> Vec<(String, NodeKind)> {
-        mentions(s, Some("/home/sam/ledgerline"))
-            .into_iter()
-            .map(|m| (m.label, m.kind))
-            .collect()
-    }
-
-    #[test]
-    fn finds_people_files_identifiers_and_libraries() {
-        let got = labels(
-            "Priya Raman (backend lead) wants send_invoice_email in /home/sam/ledgerline/src/email/mod.rs to use sqlx.",
-        );
-        assert!(
-            got.contains(&("Priya Raman".into(), NodeKind::Person)),
-            "{got:?}"
-        );
-        assert!(
-            got.contains(&("send_invoice_email".into(), NodeKind::Identifier)),
-            "{got:?}"
-        );
-        assert!(
-            got.contains(&("src/email/mod.rs".into(), NodeKind::File)),
-            "{got:?}"
-        );
-        assert!(got.contains(&("sqlx".into(), NodeKind::Entity)), "{got:?}");
-        let m = mentions("Priya Raman (backend lead) reviews it", None);
-        assert_eq!(m[0].role.as_deref(), Some("backend lead"));
-    }
-
-    #[test]
-    fn sentence_start_words_are_not_names() {
-        let got = labels("Sure, adding the retry now.");
-        assert!(got.is_empty(), "{got:?}");
-        let got = labels("Looks good to me.");
-        assert!(got.is_empty(), "{got:?}");
-    }
-
-    #[test]
-    fn decisions_and_what_they_replace() {
-        let d = decision("OK let's go with Resend for transactional email.", None)
-            .unwrap_or_else(|| panic!("none"));
-        assert_eq!(d.chosen.as_deref(), Some("Resend"));
-        assert_eq!(d.label, "Use Resend for transactional email");
-        let d = decision(
-            "Let's switch to Bento instead of Resend, the pricing is better.",
-            None,
-        )
-        .unwrap_or_else(|| panic!("none"));
-        assert_eq!(d.chosen.as_deref(), Some("Bento"));
-        assert_eq!(d.replaced.as_deref(), Some("Resend"));
-        assert!(decision("Should we go with Postgres?", None).is_none());
-        assert!(decision("I use vim daily.", None).is_none());
-        let d = decision("Let's switch background jobs to apalis.", None)
-            .unwrap_or_else(|| panic!("none"));
-        assert_eq!(d.label, "Use apalis for background jobs");
-        assert!(d.topic.contains(&"background".to_string()), "{:?}", d.topic);
-        let d = decision("We decided to use Bento instead of Resend.", None)
-            .unwrap_or_else(|| panic!("none"));
-        assert_eq!(d.chosen.as_deref(), Some("Bento"));
-        assert_eq!(d.replaced.as_deref(), Some("Resend"));
-    }
-
-    #[test]
-    fn corrections() {
-        assert!(correction("Actually, the retry limit is 5, not 3.").is_some());
-        assert!(
-            correction("No, not that file — the webhook handler is in src/webhooks/stripe.rs")
-                .is_some()
-        );
-        assert!(correction("Wait, that's wrong: invoices are in cents, not dollars.").is_some());
-        assert!(correction("Waiting for the build to finish now.").is_none());
-        assert!(
-            correction("Actually works fine now").is_some()
-                || correction("Actually works fine now").is_none()
-        );
-    }
-
-    #[test]
-    fn preferences() {
-        let p = preference("I prefer small commits with conventional commit messages.")
-            .unwrap_or_else(|| panic!("none"));
-        assert_eq!(
-            p.label,
-            "I prefer small commits with conventional commit messages"
-        );
-        assert!(preference("I like that approach.").is_none());
-    }
-
-    #[test]
-    fn domains() {
-        assert_eq!(
-            dominant_domain("I prefer short answers, I skim"),
-            Some(Domain::Personal)
-        );
-        assert_eq!(
-            dominant_domain("fix the panic in src/billing/invoice.rs and the failing test"),
-            Some(Domain::Technical)
-        );
-        assert_eq!(
-            dominant_domain("Dana wants the demo by the 15th, the dunning feature is the priority"),
-            Some(Domain::Project)
-        );
-    }
 }

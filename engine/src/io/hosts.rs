@@ -26,7 +26,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::redact::redact_owned;
-use crate::transcript::{Event, Transcript, TranscriptError, Turn, parse_claude};
+use crate::transcript::{Event, Transcript, TranscriptError, Turn};
 
 /// Which host wrote a transcript.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,10 +67,11 @@ pub fn sniff(text: &str) -> Format {
     Format::Claude
 }
 
-/// Parses a transcript of any host we know.
+/// Parses a transcript of any host we know (and the corpus's plain format).
 pub fn parse_any(text: &str) -> Transcript {
     match sniff(text) {
-        Format::Claude => parse_claude(text),
+        // Claude Code's lines or the plain `{ts, user, assistant}` ones.
+        Format::Claude => crate::plain::parse_any(text),
         Format::Codex => parse_codex(text),
         Format::Gemini => parse_gemini(text),
     }

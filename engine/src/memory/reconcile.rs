@@ -350,6 +350,9 @@ impl Adjudicator for LlmAdjudicator {
                         | NodeKind::Correction
                         | NodeKind::Fact
                         | NodeKind::Preference
+                        | NodeKind::Restriction
+                        | NodeKind::Procedure
+                        | NodeKind::Intention
                 );
                 if choice && hot.last_activated > warm.last_activated {
                     Verdict::Supersedes

@@ -148,8 +148,14 @@ pub enum NodeKind {
     Correction,
     /// A preference, habit or constraint of the user.
     Preference,
-    /// A fact worth keeping (deadline, constraint, number).
+    /// A fact worth keeping (a number, limit, date or deadline with its subject).
     Fact,
+    /// Something not to do ("never force-push to main").
+    Restriction,
+    /// How a routine task is done: the command to test, deploy, release.
+    Procedure,
+    /// A next step, plan or blocker.
+    Intention,
 }
 
 impl NodeKind {
@@ -165,6 +171,9 @@ impl NodeKind {
             NodeKind::Correction => "correction",
             NodeKind::Preference => "preference",
             NodeKind::Fact => "fact",
+            NodeKind::Restriction => "restriction",
+            NodeKind::Procedure => "procedure",
+            NodeKind::Intention => "intention",
         }
     }
 }
@@ -181,6 +190,25 @@ pub struct Provenance {
     /// How many probe cycles touched it in that session.
     pub mentions: u32,
 }
+
+/// A sentence that mentioned a node: where it was said, by whom, redacted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// The session id.
+    pub session: String,
+    /// The turn (1-based) in that session.
+    pub turn: u32,
+    /// `user` or `assistant`.
+    pub speaker: String,
+    /// The sentence, redacted and cut to [`MAX_EVIDENCE_CHARS`].
+    pub text: String,
+}
+
+/// Most evidence sentences kept per node (oldest dropped first).
+pub const MAX_EVIDENCE: usize = 6;
+
+/// Longest evidence sentence kept, in characters.
+pub const MAX_EVIDENCE_CHARS: usize = 300;
 
 /// Most provenance entries kept per node (oldest dropped first).
 pub const MAX_PROVENANCE: usize = 32;
@@ -210,6 +238,9 @@ pub struct Node {
     /// Anchors (seeded from flat memory) never fall below the floor.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anchor: bool,
+    /// The sentences that mentioned it, newest last, bounded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
     /// Which sessions and turns it came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provenance: Vec<Provenance>,
@@ -232,7 +263,25 @@ impl Node {
             detail: None,
             aliases: Vec::new(),
             anchor: false,
+            evidence: Vec::new(),
             provenance: Vec::new(),
+        }
+    }
+
+    /// Records a sentence that mentioned this node (deduplicated, bounded).
+    pub fn note_evidence(&mut self, session: &str, turn: u32, speaker: &str, text: &str) {
+        let text: String = text.chars().take(MAX_EVIDENCE_CHARS).collect();
+        if self.evidence.iter().any(|e| e.text == text) {
+            return;
+        }
+        self.evidence.push(Evidence {
+            session: session.to_owned(),
+            turn,
+            speaker: speaker.to_owned(),
+            text,
+        });
+        if self.evidence.len() > MAX_EVIDENCE {
+            self.evidence.remove(0);
         }
     }
 

@@ -545,7 +545,12 @@ mod tests {
             "email provider",
             &QueryOptions::at(t("2026-11-02T10:00:00Z")),
         );
-        let pos = |id: &str| hits.iter().position(|h| h.id.as_str() == id);
+        // Both must be found: `None < Some(_)` would pass a missing newer one.
+        let pos = |id: &str| {
+            hits.iter()
+                .position(|h| h.id.as_str() == id)
+                .unwrap_or_else(|| panic!("{id} not found: {hits:#?}"))
+        };
         assert!(pos("bento") < pos("resend"), "{hits:#?}");
         let resend = hits
             .iter()

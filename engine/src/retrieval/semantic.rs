@@ -140,7 +140,9 @@ pub struct Semantic {
 
 /// Kinds whose near-duplicates merge: names of things and standing
 /// statements. Files and identifiers are exact (`mod.rs` ≠ `sender.rs`);
-/// decisions keep their own history; people merge by alias, not by meaning.
+/// decisions, facts and procedures keep their own history (a changed value
+/// is a new node that supersedes the old one); people merge by alias, not by
+/// meaning.
 pub fn mergeable(kind: NodeKind) -> bool {
     matches!(
         kind,
@@ -148,7 +150,8 @@ pub fn mergeable(kind: NodeKind) -> bool {
             | NodeKind::Project
             | NodeKind::Correction
             | NodeKind::Preference
-            | NodeKind::Fact
+            | NodeKind::Restriction
+            | NodeKind::Intention
     )
 }
 
@@ -308,7 +311,11 @@ fn same_family(a: NodeKind, b: NodeKind) -> bool {
     let standing = |k: NodeKind| {
         matches!(
             k,
-            NodeKind::Correction | NodeKind::Preference | NodeKind::Fact
+            NodeKind::Correction
+                | NodeKind::Preference
+                | NodeKind::Fact
+                | NodeKind::Restriction
+                | NodeKind::Intention
         )
     };
     standing(a) == standing(b)

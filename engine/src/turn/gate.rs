@@ -26,17 +26,21 @@ pub enum Trigger {
     Decision,
     /// "actually", "no,", "that's wrong" …
     Correction,
+    /// A fact, rule, procedure or next step: "the timeout is 3 s",
+    /// "never force-push to main", "blocked on …".
+    Memory,
     /// Too many quiet turns in a row.
     DeadMansSwitch,
 }
 
 impl Trigger {
     /// All triggers in a fixed order.
-    pub const ALL: [Trigger; 5] = [
+    pub const ALL: [Trigger; 6] = [
         Trigger::NewEntity,
         Trigger::DomainShift,
         Trigger::Decision,
         Trigger::Correction,
+        Trigger::Memory,
         Trigger::DeadMansSwitch,
     ];
 
@@ -47,6 +51,7 @@ impl Trigger {
             Trigger::DomainShift => "domain_shift",
             Trigger::Decision => "decision",
             Trigger::Correction => "correction",
+            Trigger::Memory => "memory",
             Trigger::DeadMansSwitch => "dead_mans_switch",
         }
     }
@@ -156,6 +161,15 @@ pub fn decide<K: KnownNames + ?Sized>(
     if extract::has_decision_language(input.prompt) {
         triggers.push(Trigger::Decision);
         reasons.push("decision language".into());
+    } else if extract::is_acceptance(input.prompt)
+        && extract::accepted_proposal(input.previous_reply, None).is_some()
+    {
+        triggers.push(Trigger::Decision);
+        reasons.push("accepts a proposal".into());
+    }
+    if extract::has_record_language(input.prompt) {
+        triggers.push(Trigger::Memory);
+        reasons.push("fact, rule, procedure or next step".into());
     }
     if extract::has_correction_language(input.prompt) {
         triggers.push(Trigger::Correction);
@@ -164,7 +178,7 @@ pub fn decide<K: KnownNames + ?Sized>(
 
     let hard = triggers
         .iter()
-        .any(|t| matches!(t, Trigger::Decision | Trigger::Correction));
+        .any(|t| matches!(t, Trigger::Decision | Trigger::Correction | Trigger::Memory));
     // Soft triggers right after a probe wait (their names are kept and fire later):
     // that batches a burst of new names into one probe.
     let mut deferred = false;

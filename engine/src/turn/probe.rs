@@ -88,6 +88,9 @@ pub struct HeuristicProbe {
 impl HeuristicProbe {
     /// A heuristic probe with these constants.
     pub fn new(cfg: ProbeConfig) -> HeuristicProbe {
+        // The word-frequency list is the probe's, never the hook's: load it
+        // here (once per process), not where the gate could pay for it.
+        extract::lexicon::init_frequencies();
         HeuristicProbe { cfg }
     }
 }
@@ -100,9 +103,19 @@ impl Probe for HeuristicProbe {
     fn probe(&mut self, input: &ProbeInput<'_>) -> Result<ProbeOutput, ProbeError> {
         let mut plan = Plan::new(input, &self.cfg);
         plan.project_root();
+        let mut previous_reply: &str = "";
         for turn in input.turns {
-            for s in extract::sentences(&turn.user) {
-                plan.sentence(&s, true);
+            plan.turn = turn.index;
+            let user_sentences = extract::sentences(&turn.user);
+            // "yes, do that": the proposal in the reply just before becomes
+            // the user's decision.
+            if !turn.user.trim().is_empty() && extract::is_acceptance(&turn.user) {
+                if let Some(d) = extract::accepted_proposal(previous_reply, input.root) {
+                    plan.decision(&d);
+                }
+            }
+            for s in &user_sentences {
+                plan.sentence(s, true);
             }
             for s in extract::sentences(&turn.assistant) {
                 plan.sentence(&s, false);
@@ -117,6 +130,9 @@ impl Probe for HeuristicProbe {
                     strong: false,
                 };
                 plan.mention(&m, None, false);
+            }
+            if !turn.assistant.trim().is_empty() {
+                previous_reply = &turn.assistant;
             }
         }
         let (ops, mentioned) = plan.finish();
@@ -164,8 +180,10 @@ struct Plan<'a> {
     edges: BTreeMap<String, Edge>,
     /// Existing nodes mentioned.
     mentioned: BTreeSet<NodeId>,
-    /// Decisions added in this plan (for supersede search within one probe).
+    /// The project node the session runs in.
     project: Option<NodeId>,
+    /// The turn being read (for evidence).
+    turn: u32,
 }
 
 impl<'a> Plan<'a> {
@@ -179,6 +197,7 @@ impl<'a> Plan<'a> {
             edges: BTreeMap::new(),
             mentioned: BTreeSet::new(),
             project: None,
+            turn: 0,
         }
     }
 
@@ -239,6 +258,9 @@ impl<'a> Plan<'a> {
             NodeKind::Correction => "correction ",
             NodeKind::Preference => "pref ",
             NodeKind::Fact => "fact ",
+            NodeKind::Restriction => "rule ",
+            NodeKind::Procedure => "howto ",
+            NodeKind::Intention => "next ",
             _ => "",
         };
         NodeId::slug(&format!("{prefix}{label}"))
@@ -277,6 +299,9 @@ impl<'a> Plan<'a> {
         } else {
             self.cfg.mention_boost * 0.3
         };
+        let speaker = if from_user { "user" } else { "assistant" };
+        let (session, turn) = (self.input.session, self.turn);
+        let sentence = detail.map(str::to_owned);
         let detail = detail.map(|d| {
             if from_user {
                 d.to_owned()
@@ -285,10 +310,27 @@ impl<'a> Plan<'a> {
             }
         });
         let detail = detail.as_deref();
+        // A mention worth keeping as the node's detail: the user's own words
+        // with some substance, newest first.
+        let informative =
+            |d: &str| from_user && d.split_whitespace().count() >= 5 && d.chars().count() <= 300;
+        let refreshable = |k: NodeKind| {
+            matches!(
+                k,
+                NodeKind::Entity | NodeKind::Project | NodeKind::File | NodeKind::Identifier
+            )
+        };
         if let Some(planned) = self.nodes.get_mut(&id) {
             planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
-            if planned.detail.is_none() {
-                planned.detail = detail.map(clean_detail);
+            match detail {
+                Some(d) if planned.detail.is_none() => planned.detail = Some(clean_detail(d)),
+                Some(d) if refreshable(planned.kind) && informative(d) => {
+                    planned.detail = Some(clean_detail(d));
+                }
+                _ => {}
+            }
+            if let Some(sn) = &sentence {
+                planned.note_evidence(session, turn, speaker, &clean_detail(sn));
             }
             return Some(id);
         }
@@ -296,8 +338,15 @@ impl<'a> Plan<'a> {
             let mut n = existing.clone();
             n.weight = (n.weight + boost * (1.0 - n.weight)).clamp(0.0, 1.0);
             n.last_activated = now.max(n.last_activated);
-            if n.detail.is_none() {
-                n.detail = detail.map(clean_detail);
+            match detail {
+                Some(d) if n.detail.is_none() => n.detail = Some(clean_detail(d)),
+                Some(d) if refreshable(n.kind) && informative(d) => {
+                    n.detail = Some(clean_detail(d));
+                }
+                _ => {}
+            }
+            if let Some(sn) = &sentence {
+                n.note_evidence(session, turn, speaker, &clean_detail(sn));
             }
             if let Some(role) = &m.role
                 && n.detail
@@ -315,7 +364,10 @@ impl<'a> Plan<'a> {
                     .iter()
                     .any(|a| normalize_name(a) == normalize_name(&m.label))
                 && n.aliases.len() < 8
-                && m.kind != NodeKind::Decision
+                && !matches!(
+                    m.kind,
+                    NodeKind::Decision | NodeKind::Fact | NodeKind::Procedure
+                )
             {
                 n.aliases.push(m.label.clone());
             }
@@ -353,6 +405,9 @@ impl<'a> Plan<'a> {
         {
             n.aliases.push(first.to_owned());
         }
+        if let Some(sn) = &sentence {
+            n.note_evidence(session, turn, speaker, &clean_detail(sn));
+        }
         for name in n.names().collect::<Vec<_>>() {
             self.names.entry(name).or_insert_with(|| id.clone());
         }
@@ -389,8 +444,45 @@ impl<'a> Plan<'a> {
         );
     }
 
+    /// Names the session already knows (people above all) written in
+    /// lowercase or without the signals that found them first.
+    fn known_names(&self, s: &str) -> Vec<Mention> {
+        let mut out = Vec::new();
+        for raw in s.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '\'')) {
+            let w = raw.trim_matches('\'');
+            if w.chars().count() < 2 || w.chars().next().is_some_and(char::is_uppercase) {
+                continue;
+            }
+            let norm = normalize_name(w);
+            if extract::lexicon::is_closed_class(&norm) {
+                continue;
+            }
+            if let Some(id) = self.names.get(&norm)
+                && let Some(n) = self.node_ref(id)
+                && n.kind == NodeKind::Person
+            {
+                out.push(Mention {
+                    label: n.label.clone(),
+                    kind: NodeKind::Person,
+                    domain: Domain::Relationship,
+                    role: None,
+                    strong: true,
+                });
+            }
+        }
+        out
+    }
+
     fn sentence(&mut self, s: &str, from_user: bool) {
-        let ms = extract::mentions(s, self.input.root);
+        let mut ms = extract::mentions(s, self.input.root);
+        for k in self.known_names(s) {
+            if !ms
+                .iter()
+                .any(|m| normalize_name(&m.label) == normalize_name(&k.label))
+            {
+                ms.push(k);
+            }
+        }
         let mut ids: Vec<(NodeId, NodeKind)> = Vec::new();
         for m in &ms {
             let accept = from_user
@@ -437,7 +529,21 @@ impl<'a> Plan<'a> {
             if let Some(d) = extract::decision(s, self.input.root) {
                 self.decision(&d);
             }
-            if let Some(c) = extract::correction(s) {
+            let fact = extract::fact(s);
+            let records = [
+                fact.clone(),
+                extract::restriction(s),
+                extract::procedure(s),
+                extract::intention(s),
+            ];
+            for r in records.into_iter().flatten() {
+                self.record(&r, &ids);
+            }
+            // A corrected number is a fact with history; anything else the
+            // user corrects is a correction.
+            if fact.is_none()
+                && let Some(c) = extract::correction(s)
+            {
                 let m = Mention {
                     label: c.label.clone(),
                     kind: NodeKind::Correction,
@@ -450,10 +556,12 @@ impl<'a> Plan<'a> {
                 {
                     for (id, kind) in &ids {
                         match kind {
-                            NodeKind::Correction | NodeKind::Decision | NodeKind::Preference => {}
-                            // A person is who said it, not what was wrong.
                             NodeKind::Person => self.edge(&cid, EdgeKind::RelatesTo, id, 0.5),
-                            _ => self.edge(&cid, EdgeKind::Corrects, id, 0.8),
+                            NodeKind::Entity
+                            | NodeKind::Project
+                            | NodeKind::File
+                            | NodeKind::Identifier => self.edge(&cid, EdgeKind::Corrects, id, 0.8),
+                            _ => {}
                         }
                     }
                 }
@@ -471,6 +579,69 @@ impl<'a> Plan<'a> {
         }
 
         self.relations(s, &ids);
+    }
+
+    /// The subject of a fact or procedure label ("request timeout" of
+    /// "request timeout: 3 s").
+    fn subject_of(label: &str) -> Option<String> {
+        label
+            .split_once(": ")
+            .map(|(a, _)| normalize_name(a))
+            .filter(|a| !a.is_empty())
+    }
+
+    /// Adds a fact, restriction, procedure or intention; a fact or procedure
+    /// whose subject already holds another value supersedes it.
+    fn record(&mut self, r: &extract::Record, ids: &[(NodeId, NodeKind)]) {
+        let domain = match r.kind {
+            NodeKind::Procedure => Domain::Technical,
+            NodeKind::Intention | NodeKind::Fact => dominant_of(ids, self),
+            _ => dominant_of(ids, self),
+        };
+        let m = Mention {
+            label: r.label.clone(),
+            kind: r.kind,
+            domain,
+            role: None,
+            strong: true,
+        };
+        let existed = self
+            .resolve(&r.label, r.kind)
+            .is_some_and(|id| self.input.graph.contains(&id) || self.nodes.contains_key(&id));
+        let Some(rid) = self.upsert(&m, Some(&r.sentence), self.cfg.decision_weight, true) else {
+            return;
+        };
+        for (id, kind) in ids {
+            if matches!(
+                kind,
+                NodeKind::Entity
+                    | NodeKind::Project
+                    | NodeKind::File
+                    | NodeKind::Identifier
+                    | NodeKind::Person
+            ) {
+                self.edge(&rid, EdgeKind::RelatesTo, id, 0.5);
+            }
+        }
+        if existed || !matches!(r.kind, NodeKind::Fact | NodeKind::Procedure) {
+            return;
+        }
+        let Some(subject) = r.subject.as_deref().map(normalize_name) else {
+            return;
+        };
+        let old: Vec<NodeId> = self
+            .current_of_kind(r.kind)
+            .into_iter()
+            .filter(|id| *id != rid)
+            .filter(|id| {
+                self.node_ref(id)
+                    .and_then(|n| Self::subject_of(&n.label))
+                    .is_some_and(|s| s == subject)
+            })
+            .collect();
+        for o in old {
+            self.supersede(&rid, &o);
+        }
     }
 
     fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {
@@ -493,7 +664,9 @@ impl<'a> Plan<'a> {
             })
             .map(|(i, _)| i)
             .collect();
-        let owns = extract::OWNERSHIP_CUES.iter().any(|c| has_word(&lower, c));
+        let owns = extract::lexicon::OWNERSHIP_CUES
+            .iter()
+            .any(|c| has_word(&lower, c));
         if owns {
             for p in &people {
                 for t in &things {
@@ -501,7 +674,11 @@ impl<'a> Plan<'a> {
                 }
             }
         }
-        if extract::DEPENDENCY_CUES.iter().any(|c| lower.contains(c)) && things.len() >= 2 {
+        if extract::lexicon::DEPENDENCY_CUES
+            .iter()
+            .any(|c| lower.contains(c))
+            && things.len() >= 2
+        {
             let (a, b) = (things[0].clone(), things[1].clone());
             self.edge(&a, EdgeKind::DependsOn, &b, 0.6);
         }
@@ -531,20 +708,175 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// Marks `old` as superseded by `new` (and fades it).
+    fn supersede(&mut self, new: &NodeId, old: &NodeId) {
+        if new == old {
+            return;
+        }
+        self.edge(new, EdgeKind::Supersedes, old, 1.0);
+        if let Some(n) = self.node_ref(old).cloned() {
+            let mut n = n;
+            n.weight = (n.weight * 0.6).max(0.1);
+            if self.input.graph.contains(old) {
+                self.existing.insert(old.clone());
+            }
+            self.nodes.insert(old.clone(), n);
+        }
+    }
+
+    /// Nodes of `kind` not yet superseded (graph and plan).
+    fn current_of_kind(&self, kind: NodeKind) -> Vec<NodeId> {
+        let mut v: BTreeSet<NodeId> = BTreeSet::new();
+        for n in self
+            .input
+            .graph
+            .nodes_unordered()
+            .chain(self.nodes.values())
+        {
+            if n.kind == kind {
+                v.insert(n.id.clone());
+            }
+        }
+        v.into_iter().filter(|id| !self.is_superseded(id)).collect()
+    }
+
+    fn is_superseded(&self, id: &NodeId) -> bool {
+        self.input.graph.superseded_by(id).is_some()
+            || self
+                .edges
+                .values()
+                .any(|e| e.kind == EdgeKind::Supersedes && &e.target == id)
+    }
+
+    /// Every decision (in force or not) whose choice answers to `name`.
+    fn decisions_choosing(&self, name: &str) -> Vec<NodeId> {
+        let norm = normalize_name(name);
+        let target = self.resolve(name, NodeKind::Entity);
+        let mut v: BTreeSet<NodeId> = BTreeSet::new();
+        for n in self
+            .input
+            .graph
+            .nodes_unordered()
+            .chain(self.nodes.values())
+        {
+            if n.kind != NodeKind::Decision {
+                continue;
+            }
+            let choice = self.choice_of(&n.id);
+            let by_edge = choice.is_some() && choice == target;
+            // "daily" and "daily partitions" are the same choice.
+            let close = |x: &str| {
+                x == norm
+                    || x.starts_with(&format!("{norm} "))
+                    || norm.starts_with(&format!("{x} "))
+            };
+            let by_label = choice
+                .as_ref()
+                .and_then(|c| self.node_ref(c))
+                .is_some_and(|c| c.names().any(|x| close(&x)));
+            if by_edge || by_label {
+                v.insert(n.id.clone());
+            }
+        }
+        v.into_iter().collect()
+    }
+
+    /// Whether two decisions are about the same thing: their topics share a
+    /// word, or one's choice is named in the other's topic.
+    fn same_topic(&self, topic: &[String], old: &NodeId) -> bool {
+        if topic.is_empty() {
+            return false;
+        }
+        let old_topic = self.topic_of(old);
+        topic.iter().any(|w| old_topic.contains(w))
+    }
+
     fn decision(&mut self, d: &extract::Decision) {
-        let chosen_id = d.chosen.as_ref().and_then(|c| {
-            let m = extract::mentions(c, self.input.root)
+        use extract::DecisionMove;
+        // Dropping a choice: supersede the decision that made it, if any.
+        if d.moves == DecisionMove::Drop {
+            let Some(dropped) = d.replaced.as_deref() else {
+                return;
+            };
+            let targets: Vec<NodeId> = self
+                .decisions_choosing(dropped)
+                .into_iter()
+                .filter(|id| !self.is_superseded(id))
+                .collect();
+            if targets.is_empty() {
+                return;
+            }
+            let m = Mention {
+                label: d.label.clone(),
+                kind: NodeKind::Decision,
+                domain: self
+                    .node_ref(&targets[0])
+                    .map(|n| n.domain)
+                    .unwrap_or(Domain::Project),
+                role: None,
+                strong: true,
+            };
+            if let Some(did) = self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true) {
+                for t in targets {
+                    self.supersede(&did, &t);
+                }
+            }
+            return;
+        }
+        let Some(chosen_name) = d.chosen.clone() else {
+            return;
+        };
+        // Going back to (or keeping) an earlier choice.
+        let mut topic = d.topic.clone();
+        let earlier = self.decisions_choosing(&chosen_name);
+        if d.moves == DecisionMove::Return {
+            if earlier.is_empty() {
+                // "keep X" with no earlier X is not a decision at all.
+                if find_word(&d.sentence, "keep") {
+                    return;
+                }
+            } else if earlier.iter().any(|id| !self.is_superseded(id)) {
+                // Already in force: the mention strengthens it.
+                let live: Vec<NodeId> = earlier
+                    .iter()
+                    .filter(|id| !self.is_superseded(id))
+                    .cloned()
+                    .collect();
+                for id in &live {
+                    if let Some(n) = self.node_ref(id) {
+                        let m = Mention {
+                            label: n.label.clone(),
+                            kind: NodeKind::Decision,
+                            domain: n.domain,
+                            role: None,
+                            strong: true,
+                        };
+                        self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true);
+                    }
+                }
+                return;
+            }
+            for id in &earlier {
+                for w in self.topic_of(id) {
+                    if !topic.contains(&w) {
+                        topic.push(w);
+                    }
+                }
+            }
+        }
+        let chosen_id = {
+            let m = extract::mentions(&chosen_name, self.input.root)
                 .into_iter()
                 .next()
                 .unwrap_or(Mention {
-                    label: c.clone(),
+                    label: chosen_name.clone(),
                     kind: NodeKind::Entity,
                     domain: Domain::Technical,
                     role: None,
                     strong: true,
                 });
             self.mention(&m, Some(&d.sentence), true)
-        });
+        };
         let domain = chosen_id
             .as_ref()
             .and_then(|id| self.node_ref(id))
@@ -556,15 +888,22 @@ impl<'a> Plan<'a> {
                 }
             })
             .unwrap_or(Domain::Project);
+        // A decision taken up again is a new node: the old one keeps its
+        // place in the history.
+        let mut label = d.label.clone();
+        let plain_id = self.resolve(&label, NodeKind::Decision);
+        if plain_id.as_ref().is_some_and(|id| self.is_superseded(id)) {
+            label = format!("{label} (again, turn {})", self.turn);
+        }
         let m = Mention {
-            label: d.label.clone(),
+            label: label.clone(),
             kind: NodeKind::Decision,
             domain,
             role: None,
             strong: true,
         };
         let existed = self
-            .resolve(&d.label, NodeKind::Decision)
+            .resolve(&label, NodeKind::Decision)
             .is_some_and(|id| self.input.graph.contains(&id) || self.nodes.contains_key(&id));
         let Some(did) = self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true) else {
             return;
@@ -575,65 +914,71 @@ impl<'a> Plan<'a> {
         if existed {
             return;
         }
-        // What does this decision supersede?
-        let replaced_id = d.replaced.as_ref().and_then(|r| {
-            let id = self.resolve(r, NodeKind::Entity)?;
-            (self.input.graph.contains(&id) || self.nodes.contains_key(&id)).then_some(id)
-        });
+        // What does this decision supersede? What it names as replaced, a
+        // decision on the same topic, and for a return, whatever replaced
+        // the earlier choice.
+        let mut replaced: Vec<NodeId> = d
+            .replaced
+            .as_deref()
+            .map(|r| self.decisions_choosing(r))
+            .unwrap_or_default();
+        // The user names what this replaces but it was never recorded as a
+        // decision (said before the session, or in words we missed): keep
+        // it as the history the new choice supersedes.
+        if replaced.is_empty()
+            && let Some(r) = d.replaced.as_deref()
+            && r.split_whitespace().count() <= 4
+        {
+            let m = Mention {
+                label: format!("Use {r}"),
+                kind: NodeKind::Decision,
+                domain,
+                role: None,
+                strong: true,
+            };
+            if let Some(hid) = self.upsert(&m, None, self.cfg.decision_weight * 0.5, true) {
+                replaced.push(hid);
+            }
+        }
         let mut old: Vec<NodeId> = Vec::new();
-        for n in self.current_decisions() {
+        for n in self.current_of_kind(NodeKind::Decision) {
             if n == did {
                 continue;
             }
             let old_choice = self.choice_of(&n);
-            let by_replaced = replaced_id
-                .as_ref()
-                .is_some_and(|r| old_choice.as_ref() == Some(r));
-            let by_topic = !d.topic.is_empty()
-                && old_choice.is_some()
-                && chosen_id.is_some()
-                && old_choice != chosen_id
-                && {
-                    let old_topic = self.topic_of(&n);
-                    d.topic.iter().any(|w| old_topic.contains(w))
-                };
-            if by_replaced || by_topic {
+            if old_choice.is_some() && old_choice == chosen_id {
+                continue;
+            }
+            let by_replaced = replaced.contains(&n);
+            // The sentence names the old choice while making the new one:
+            // "hourly is overkill, put it back to daily".
+            let contrast = d.moves == DecisionMove::Return
+                || extract::lexicon::CONTRAST_CUES
+                    .iter()
+                    .any(|c| find_word(&d.sentence, c));
+            let by_naming = contrast
+                && old_choice
+                    .as_ref()
+                    .and_then(|c| self.node_ref(c))
+                    .is_some_and(|c| {
+                        c.names()
+                            .any(|x| x.len() >= 3 && find_word(&d.sentence, &x))
+                    });
+            let by_topic = self.same_topic(&topic, &n);
+            let by_return = d.moves == DecisionMove::Return
+                && earlier.iter().any(|e| {
+                    self.input.graph.superseded_by(e).is_some_and(|s| s.id == n)
+                        || self.edges.values().any(|x| {
+                            x.kind == EdgeKind::Supersedes && &x.target == e && x.source == n
+                        })
+                });
+            if by_replaced || by_topic || by_return || by_naming {
                 old.push(n);
             }
         }
         for o in old {
-            self.edge(&did, EdgeKind::Supersedes, &o, 1.0);
-            if let Some(n) = self.node_ref(&o).cloned() {
-                let mut n = n;
-                n.weight = (n.weight * 0.6).max(0.1);
-                self.existing.insert(o.clone());
-                self.nodes.insert(o, n);
-            }
+            self.supersede(&did, &o);
         }
-    }
-
-    /// Decision nodes not yet superseded (graph and plan).
-    fn current_decisions(&self) -> Vec<NodeId> {
-        let mut v: BTreeSet<NodeId> = BTreeSet::new();
-        for n in self
-            .input
-            .graph
-            .nodes_unordered()
-            .chain(self.nodes.values())
-        {
-            if n.kind == NodeKind::Decision {
-                v.insert(n.id.clone());
-            }
-        }
-        v.into_iter()
-            .filter(|id| {
-                self.input.graph.superseded_by(id).is_none()
-                    && !self
-                        .edges
-                        .values()
-                        .any(|e| e.kind == EdgeKind::Supersedes && &e.target == id)
-            })
-            .collect()
     }
 
     fn choice_of(&self, decision: &NodeId) -> Option<NodeId> {
@@ -687,6 +1032,11 @@ impl<'a> Plan<'a> {
                 {
                     ops.push(json!({"op": "add", "path": format!("{path}/detail"), "value": d}));
                 }
+                if old.evidence != n.evidence {
+                    ops.push(
+                        json!({"op": "add", "path": format!("{path}/evidence"), "value": n.evidence}),
+                    );
+                }
                 if old.aliases != n.aliases {
                     ops.push(
                         json!({"op": "add", "path": format!("{path}/aliases"), "value": n.aliases}),
@@ -737,6 +1087,10 @@ fn first_clause(s: &str) -> String {
 
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+fn find_word(hay: &str, word: &str) -> bool {
+    has_word(&hay.to_lowercase(), word)
 }
 
 fn has_word(hay: &str, word: &str) -> bool {

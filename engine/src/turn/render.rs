@@ -90,6 +90,16 @@ fn kind_tag(n: &Node) -> String {
     tag
 }
 
+/// The tag after a standing line: what kind of memory it is.
+fn standing_tag(k: NodeKind) -> &'static str {
+    match k {
+        NodeKind::Restriction => "rule",
+        NodeKind::Procedure => "how-to",
+        NodeKind::Intention => "next",
+        other => other.as_str(),
+    }
+}
+
 /// Label with "(was …)" for decisions that superseded others.
 fn label_with_history(g: &Graph, n: &Node) -> String {
     let old = g.supersedes(&n.id);
@@ -385,7 +395,7 @@ impl Assembly<'_> {
             }
         }
         if !standing.is_empty() {
-            out.push_str("## Corrections and preferences\n");
+            out.push_str("## Facts, rules and preferences\n");
             for i in standing {
                 out.push_str(&self.standing[i].text);
             }
@@ -504,8 +514,15 @@ fn render_with(
         .iter()
         .copied()
         .filter(|n| {
-            matches!(n.kind, NodeKind::Correction | NodeKind::Preference)
-                && g.superseded_by(&n.id).is_none()
+            matches!(
+                n.kind,
+                NodeKind::Correction
+                    | NodeKind::Preference
+                    | NodeKind::Fact
+                    | NodeKind::Restriction
+                    | NodeKind::Procedure
+                    | NodeKind::Intention
+            ) && g.superseded_by(&n.id).is_none()
         })
         .collect();
     standing.sort_by(|a, b| {
@@ -514,7 +531,7 @@ fn render_with(
             .then_with(|| b.last_activated.cmp(&a.last_activated))
             .then_with(|| a.id.cmp(&b.id))
     });
-    standing.truncate(8);
+    standing.truncate(12);
     let special: BTreeSet<&NodeId> = decisions
         .iter()
         .chain(standing.iter())
@@ -583,7 +600,13 @@ fn render_with(
     let standing_pieces: Vec<Piece> = pieces(
         standing
             .iter()
-            .map(|n| format!("- {} ({})\n", short(&n.label, 110), n.kind.as_str()))
+            .map(|n| {
+                format!(
+                    "- {} ({})\n",
+                    short(&label_with_history(g, n), 140),
+                    standing_tag(n.kind)
+                )
+            })
             .collect(),
         costs,
     );
@@ -879,6 +902,8 @@ mod tests {
             now: t(),
         };
         let r = render(&g, &[], &ctx, &RenderConfig::default());
+        // The loop below proves nothing over no handles.
+        assert!(!r.handles.is_empty(), "a 60-node graph has far clusters");
         for h in &r.handles {
             let members = expand_handle(&g, h).unwrap_or_default();
             assert!(!members.is_empty(), "{h}");

@@ -1,0 +1,324 @@
+//! Closed-class word lists (data files beside this module) and the optional
+//! word-frequency list that tells a common word from a name.
+//!
+//! The lists under `data/` are compiled in: cue phrases, function words,
+//! months, weekdays, titles, interjections, role and relation nouns. Whether a
+//! word is *common* comes from wordfreq's English list, provisioned by
+//! `scripts/provision-words.sh` into the rollgraph cache. It is loaded only by
+//! [`init_frequencies`], which the heuristic probe calls when it is built
+//! (daemon, replay, eval): the hook path never reads it, and without it
+//! [`zipf`] answers `None` for every word.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{LazyLock, OnceLock};
+
+/// A closed class of words or phrases, lowercase.
+pub struct WordList {
+    items: Vec<&'static str>,
+    set: HashSet<&'static str>,
+}
+
+impl WordList {
+    fn parse(text: &'static str) -> WordList {
+        let items: Vec<&'static str> = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let set = items.iter().copied().collect();
+        WordList { items, set }
+    }
+
+    /// Whether `w` (already lowercase) is in the list.
+    pub fn contains(&self, w: &str) -> bool {
+        self.set.contains(w)
+    }
+
+    /// The entries in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.items.iter().copied()
+    }
+}
+
+macro_rules! list {
+    ($name:ident, $file:literal, $doc:literal) => {
+        #[doc = $doc]
+        pub static $name: LazyLock<WordList> =
+            LazyLock::new(|| WordList::parse(include_str!(concat!("data/", $file))));
+    };
+}
+
+list!(
+    STOP_WORDS,
+    "stop_words.txt",
+    "Function words ignored in topics."
+);
+list!(MONTHS, "months.txt", "Month names and abbreviations.");
+list!(WEEKDAYS, "weekdays.txt", "Weekday names and relative days.");
+list!(TITLES, "titles.txt", "Honorifics written before a name.");
+list!(
+    INTERJECTIONS,
+    "interjections.txt",
+    "Reactions that open a sentence."
+);
+list!(
+    ROLE_NOUNS,
+    "role_nouns.txt",
+    "Roles a person holds at work."
+);
+list!(
+    RELATION_NOUNS,
+    "relation_nouns.txt",
+    "People in someone's life."
+);
+list!(
+    PERSON_AFTER,
+    "person_after.txt",
+    "Words after a name that mark a person."
+);
+list!(
+    PERSON_BEFORE,
+    "person_before.txt",
+    "Words before a name that mark a person."
+);
+list!(
+    GROUP_WORDS,
+    "group_words.txt",
+    "Departments: \"X from finance\"."
+);
+list!(
+    PROJECT_HEADS,
+    "project_heads.txt",
+    "Nouns that make the name before them a project."
+);
+list!(
+    FEATURE_HEADS,
+    "feature_heads.txt",
+    "Heads of lowercase project phrases."
+);
+list!(
+    NOT_CHOICES,
+    "not_choices.txt",
+    "Things switched to without a decision."
+);
+list!(FILE_EXTS, "file_exts.txt", "File name extensions.");
+list!(
+    DECISION_CUES,
+    "decision_cues.txt",
+    "Phrases that state a choice, longest first."
+);
+list!(
+    REJECTION_CUES,
+    "rejection_cues.txt",
+    "Phrases that drop an earlier choice."
+);
+list!(
+    RETURN_CUES,
+    "return_cues.txt",
+    "Phrases that go back to or keep a choice."
+);
+list!(
+    NEGATION_CUES,
+    "negation_cues.txt",
+    "Phrases that refuse a choice."
+);
+list!(
+    CONTRAST_CUES,
+    "contrast_cues.txt",
+    "Words that set a new choice against an old one."
+);
+list!(
+    ACCEPT_CUES,
+    "accept_cues.txt",
+    "Replies that accept a proposal."
+);
+list!(
+    PROPOSAL_CUES,
+    "proposal_cues.txt",
+    "Phrases that propose a choice."
+);
+list!(
+    CORRECTION_OPENERS,
+    "correction_openers.txt",
+    "Openers of a correction."
+);
+list!(
+    CORRECTION_INNER,
+    "correction_inner.txt",
+    "Correction phrases anywhere in a sentence."
+);
+list!(
+    PREFERENCE_CUES,
+    "preference_cues.txt",
+    "Phrases that state a preference or habit."
+);
+list!(
+    RESTRICTION_CUES,
+    "restriction_cues.txt",
+    "Phrases that forbid something."
+);
+list!(
+    PROCEDURE_CUES,
+    "procedure_cues.txt",
+    "Phrases that give a command to run."
+);
+list!(
+    INTENTION_CUES,
+    "intention_cues.txt",
+    "Phrases for next steps and blockers."
+);
+list!(
+    FACT_SUBJECT_HEADS,
+    "fact_heads.txt",
+    "Nouns that head a fact's subject."
+);
+list!(UNIT_WORDS, "units.txt", "Units that follow a number.");
+list!(
+    TECH_WORDS,
+    "domain_technical.txt",
+    "Words about technical work."
+);
+list!(
+    PROJECT_WORDS,
+    "domain_project.txt",
+    "Words about project work."
+);
+list!(
+    RELATIONSHIP_WORDS,
+    "domain_relationship.txt",
+    "Words about people."
+);
+list!(
+    PERSONAL_WORDS,
+    "domain_personal.txt",
+    "Words about the user personally."
+);
+list!(
+    OWNERSHIP_CUES,
+    "ownership_cues.txt",
+    "Words that mark ownership by a person."
+);
+list!(
+    DEPENDENCY_CUES,
+    "dependency_cues.txt",
+    "Phrases that mark a dependency."
+);
+
+/// Whether a lowercase word is a function word.
+pub fn is_stop(w: &str) -> bool {
+    STOP_WORDS.contains(w)
+}
+
+/// Whether a lowercase label is a closed-class word that never names a
+/// thing: a month, weekday, title, interjection or function word.
+pub fn is_closed_class(w: &str) -> bool {
+    let w = w.trim_end_matches('.');
+    MONTHS.contains(w)
+        || WEEKDAYS.contains(w)
+        || TITLES.contains(w)
+        || INTERJECTIONS.contains(w)
+        || STOP_WORDS.contains(w)
+}
+
+type Freq = HashMap<String, u16>;
+
+static FREQ: OnceLock<Option<Freq>> = OnceLock::new();
+
+/// Where the provisioned list lives: `$ROLLGRAPH_WORDS`, else
+/// `<cache>/words/en.tsv`.
+pub fn frequency_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("ROLLGRAPH_WORDS").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    crate::embed::cache_dir().join("words").join("en.tsv")
+}
+
+/// Loads the frequency list once (later calls are free). Returns whether it
+/// is available. A missing or unreadable file leaves it off.
+pub fn init_frequencies() -> bool {
+    FREQ.get_or_init(|| {
+        let text = std::fs::read_to_string(frequency_path()).ok()?;
+        let mut m = HashMap::with_capacity(30_000);
+        for line in text.lines() {
+            if line.starts_with('#') {
+                continue;
+            }
+            if let Some((w, z)) = line.split_once('\t')
+                && let Ok(z) = z.trim().parse::<u16>()
+            {
+                m.insert(w.to_owned(), z);
+            }
+        }
+        (!m.is_empty()).then_some(m)
+    })
+    .is_some()
+}
+
+/// Whether the frequency list is loaded.
+pub fn frequencies_loaded() -> bool {
+    FREQ.get().is_some_and(Option::is_some)
+}
+
+/// A word's Zipf frequency (≈ 7.7 for "the", 3 for rare words); `None` when
+/// the word is rarer than the list reaches or the list is not loaded.
+pub fn zipf(word: &str) -> Option<f32> {
+    let m = FREQ.get()?.as_ref()?;
+    let lower = word.to_lowercase();
+    m.get(&lower).map(|z| f32::from(*z) / 100.0)
+}
+
+/// Whether a word is common English (Zipf ≥ `min`). Without the list only
+/// closed-class words count as common.
+pub fn is_common(word: &str, min: f32) -> bool {
+    let lower = word.to_lowercase();
+    is_closed_class(&lower) || zipf(&lower).is_some_and(|z| z >= min)
+}
+
+/// Whether the list knows the word at all (a known lowercase word is an
+/// ordinary English word, not a product name or a made-up identifier).
+pub fn is_known_word(word: &str) -> bool {
+    zipf(word).is_some() || is_closed_class(&word.to_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_files_parse_and_hold_no_comments() {
+        for l in [
+            &*MONTHS,
+            &*WEEKDAYS,
+            &*DECISION_CUES,
+            &*STOP_WORDS,
+            &*FILE_EXTS,
+        ] {
+            assert!(l.iter().count() > 3);
+            assert!(l.iter().all(|w| !w.contains('#') && w == w.trim()));
+            assert!(
+                l.iter().all(|w| w == w.to_lowercase()),
+                "lists are lowercase"
+            );
+        }
+        assert!(is_closed_class("nov") && is_closed_class("dec.") && is_closed_class("wow"));
+        assert!(!is_closed_class("postgres"));
+    }
+
+    #[test]
+    fn frequencies_answer_when_provisioned() {
+        let loaded = init_frequencies();
+        if std::env::var_os("ROLLGRAPH_REQUIRE_MODEL").is_some() {
+            assert!(
+                loaded,
+                "run scripts/provision-words.sh: {}",
+                frequency_path().display()
+            );
+        }
+        if loaded {
+            assert!(is_common("glad", 4.0));
+            assert!(zipf("the").is_some_and(|z| z > 7.0));
+            assert!(zipf("xqzvbn").is_none());
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! `rollgraph eval DIR`: the quality benchmark over a labelled corpus.
+//!
+//! Every `NAME.jsonl` with a `NAME.labels.json` beside it (the format is in
+//! `tests/fixtures/corpus/README.md`) is replayed through the real pipeline
+//! (gate → probe → patch → decay → render) in a private state directory, and
+//! the final injection and graph are scored against the labels:
+//!
+//! - **recall**: share of `must_show` terms in the final injection;
+//! - **superseded**: share of changed decisions shown as "new (was: old)";
+//! - **stale**: superseded choices shown as in force (must be 0);
+//! - **people**: share of labelled people held as `person` nodes;
+//! - **junk**: share of entity-like nodes whose label is junk (a labelled
+//!   trap, a month, weekday, title or interjection, a bare number);
+//! - **probes/60** and **gate recall**: a probe within one turn of each
+//!   labelled memorable turn;
+//! - **answers**: share of questions whose answer terms all appear in the
+//!   injection.
+//!
+//! Nothing here is timed; it measures what the memory knows.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use rollgraph_engine::extract::lexicon;
+use rollgraph_engine::graph::{Graph, NodeKind, normalize_name};
+use rollgraph_engine::plain;
+use rollgraph_engine::probe::Probe;
+use rollgraph_engine::session::Session;
+use rollgraph_engine::store::Home;
+use rollgraph_engine::{Config, clock};
+
+use crate::common::{home_and_config, out, out_json};
+
+/// Arguments of `rollgraph eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The corpus folder (`NAME.jsonl` + `NAME.labels.json` pairs).
+    pub dir: PathBuf,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Use the configured probe (the LLM when one is set up) instead of the embedded heuristic one.
+    #[arg(long)]
+    pub configured_probe: bool,
+    /// Print each transcript's final injection and what it missed.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// The labels of one transcript.
+#[derive(Debug, Default, Deserialize)]
+pub struct Labels {
+    /// One line about the session (shown with --verbose).
+    #[serde(default)]
+    pub description: String,
+    /// Terms the final injection must show.
+    #[serde(default)]
+    pub must_show: Vec<String>,
+    /// Changed decisions.
+    #[serde(default)]
+    pub superseded: Vec<Superseded>,
+    /// People named.
+    #[serde(default)]
+    pub people: Vec<Person>,
+    /// Questions and answers.
+    #[serde(default)]
+    pub questions: Vec<Question>,
+    /// Turns that carry something to remember.
+    #[serde(default)]
+    pub memorable_turns: Vec<u32>,
+    /// Words that must never become entities.
+    #[serde(default)]
+    pub not_entities: Vec<String>,
+}
+
+/// A changed decision.
+#[derive(Debug, Deserialize)]
+pub struct Superseded {
+    /// The choice in force.
+    pub new: String,
+    /// The choice it replaced.
+    pub old: String,
+}
+
+/// A labelled person.
+#[derive(Debug, Deserialize)]
+pub struct Person {
+    /// How the person is first named.
+    pub name: String,
+}
+
+/// A labelled question.
+#[derive(Debug, Deserialize)]
+pub struct Question {
+    /// The question.
+    pub q: String,
+    /// Terms the answer must contain (`a|b`: either).
+    pub answer: Vec<String>,
+}
+
+/// Scores of one transcript (or the sum of all).
+#[derive(Debug, Default, Serialize, Clone)]
+pub struct Score {
+    /// Transcript name.
+    pub name: String,
+    /// Turns replayed.
+    pub turns: u32,
+    /// Probes run.
+    pub probes: u32,
+    /// must_show terms found / labelled.
+    pub recall: (u32, u32),
+    /// Changed decisions shown as "new (was: old)" / labelled.
+    pub superseded: (u32, u32),
+    /// Superseded choices shown in force.
+    pub stale: u32,
+    /// People held as person nodes / labelled.
+    pub people: (u32, u32),
+    /// Junk entity nodes / entity nodes.
+    pub junk: (u32, u32),
+    /// Memorable turns with a probe within one turn / labelled.
+    pub gate: (u32, u32),
+    /// Questions answered by the injection / labelled.
+    pub answers: (u32, u32),
+    /// What was missed, for --verbose.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missed: Vec<String>,
+}
+
+impl Score {
+    fn add(&mut self, o: &Score) {
+        self.turns += o.turns;
+        self.probes += o.probes;
+        let add = |a: &mut (u32, u32), b: (u32, u32)| {
+            a.0 += b.0;
+            a.1 += b.1;
+        };
+        add(&mut self.recall, o.recall);
+        add(&mut self.superseded, o.superseded);
+        self.stale += o.stale;
+        add(&mut self.people, o.people);
+        add(&mut self.junk, o.junk);
+        add(&mut self.gate, o.gate);
+        add(&mut self.answers, o.answers);
+    }
+}
+
+/// Whether `text` holds `term` (`a|b`: either), case-insensitively.
+pub fn holds(text: &str, term: &str) -> bool {
+    let t = text.to_lowercase();
+    term.split('|')
+        .map(|a| a.trim().to_lowercase())
+        .any(|a| !a.is_empty() && t.contains(&a))
+}
+
+/// The decision lines of a render: the section of decisions in force.
+fn decision_lines(render: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in render.lines() {
+        if line.starts_with("## ") {
+            inside = line.to_lowercase().contains("decision");
+            continue;
+        }
+        if inside && line.starts_with("- ") {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A decision line with its "(was: …)" history cut off.
+fn in_force_part(line: &str) -> &str {
+    line.find("(was:").map(|p| &line[..p]).unwrap_or(line)
+}
+
+/// The history part of a decision line.
+fn history_part(line: &str) -> &str {
+    line.find("(was:").map(|p| &line[p..]).unwrap_or("")
+}
+
+/// Scores a finished replay against its labels.
+pub fn score(
+    name: &str,
+    labels: &Labels,
+    render: &str,
+    graph: &Graph,
+    turns: u32,
+    fired: &[u32],
+) -> Score {
+    let mut s = Score {
+        name: name.to_owned(),
+        turns,
+        probes: fired.len() as u32,
+        ..Score::default()
+    };
+    for term in &labels.must_show {
+        s.recall.1 += 1;
+        if holds(render, term) {
+            s.recall.0 += 1;
+        } else {
+            s.missed.push(format!("must_show: {term}"));
+        }
+    }
+    let lines = decision_lines(render);
+    for p in &labels.superseded {
+        s.superseded.1 += 1;
+        let shown = lines
+            .iter()
+            .any(|l| holds(in_force_part(l), &p.new) && holds(history_part(l), &p.old));
+        if shown {
+            s.superseded.0 += 1;
+        } else {
+            s.missed
+                .push(format!("superseded: {} (was: {})", p.new, p.old));
+        }
+        let stale = lines
+            .iter()
+            .filter(|l| holds(in_force_part(l), &p.old) && !holds(in_force_part(l), &p.new))
+            .count() as u32;
+        if stale > 0 {
+            s.missed.push(format!("stale in force: {}", p.old));
+        }
+        s.stale += stale;
+    }
+    for person in &labels.people {
+        s.people.1 += 1;
+        let want = normalize_name(&person.name);
+        let first = want.split(' ').next().unwrap_or("").to_owned();
+        let held = graph.nodes_unordered().any(|n| {
+            n.kind == NodeKind::Person
+                && n.names().any(|nm| {
+                    nm == want || nm == first || nm.split(' ').next() == Some(first.as_str())
+                })
+        });
+        if held {
+            s.people.0 += 1;
+        } else {
+            s.missed.push(format!("person: {}", person.name));
+        }
+    }
+    let traps: Vec<String> = labels
+        .not_entities
+        .iter()
+        .map(|t| normalize_name(t))
+        .collect();
+    for n in graph.nodes_unordered() {
+        if !matches!(
+            n.kind,
+            NodeKind::Entity | NodeKind::Person | NodeKind::Project
+        ) {
+            continue;
+        }
+        s.junk.1 += 1;
+        let label = normalize_name(&n.label);
+        let junk = traps.contains(&label)
+            || lexicon::is_closed_class(&label)
+            || label.chars().count() < 2
+            || label.chars().all(|c| c.is_ascii_digit() || c == ' ');
+        if junk {
+            s.junk.0 += 1;
+            s.missed.push(format!("junk node: {}", n.label));
+        }
+    }
+    for m in &labels.memorable_turns {
+        s.gate.1 += 1;
+        if fired.iter().any(|f| *f == *m || *f == m + 1) {
+            s.gate.0 += 1;
+        } else {
+            s.missed
+                .push(format!("gate: no probe at turn {m} or {}", m + 1));
+        }
+    }
+    for q in &labels.questions {
+        s.answers.1 += 1;
+        if !q.answer.is_empty() && q.answer.iter().all(|a| holds(render, a)) {
+            s.answers.0 += 1;
+        } else {
+            s.missed
+                .push(format!("question: {} ({})", q.q, q.answer.join(", ")));
+        }
+    }
+    s
+}
+
+/// Replays one transcript into a fresh state directory and scores it.
+fn run_one(path: &Path, labels: &Labels, config: &Config, configured: bool) -> Result<Score> {
+    let name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("session")
+        .to_owned();
+    let t = plain::read_any(path)?;
+    let tmp = tempfile::tempdir().context("creating a scratch state directory")?;
+    let home = Home::at(tmp.path());
+    let mut config = config.clone();
+    config.embed.enabled = false;
+    let mut session = Session::open(&home, &name, config.clone())?;
+    session.state.cwd = t.cwd.clone();
+    let mut probe: Box<dyn Probe> = if configured {
+        rollgraph_engine::llm::probe_from_config(&config, &home)
+    } else {
+        Box::new(rollgraph_engine::probe::HeuristicProbe::new(
+            config.probe.clone(),
+        ))
+    };
+    let fired = crate::replay::drive(&mut session, &t, probe.as_mut(), false, false)?;
+    let now = t
+        .turns()
+        .last()
+        .and_then(|t| t.timestamp)
+        .unwrap_or_else(clock::now);
+    let render = session.render(now).text;
+    let turns = t.turns().count() as u32;
+    let mut s = score(&name, labels, &render, &session.graph, turns, &fired);
+    s.missed.push(format!("--- final injection ---\n{render}"));
+    Ok(s)
+}
+
+/// The corpus: every `NAME.jsonl` with labels beside it, sorted by name.
+pub fn corpus(dir: &Path) -> Result<Vec<(PathBuf, Labels)>> {
+    let mut out = Vec::new();
+    let rd = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        let lp = p.with_extension("labels.json");
+        if !lp.exists() {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&lp).with_context(|| format!("reading {}", lp.display()))?;
+        let labels: Labels =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", lp.display()))?;
+        out.push((p, labels));
+    }
+    Ok(out)
+}
+
+fn pct(x: (u32, u32)) -> String {
+    if x.1 == 0 {
+        "—".into()
+    } else {
+        format!("{:.0}%", 100.0 * x.0 as f64 / x.1 as f64)
+    }
+}
+
+/// Runs `rollgraph eval`.
+pub fn run(args: EvalArgs) -> Result<()> {
+    let (_, config) = home_and_config()?;
+    let items = corpus(&args.dir)?;
+    if items.is_empty() {
+        bail!(
+            "no labelled transcripts in {} (want NAME.jsonl beside NAME.labels.json)",
+            args.dir.display()
+        );
+    }
+    let mut scores = Vec::new();
+    for (path, labels) in &items {
+        scores.push(run_one(path, labels, &config, args.configured_probe)?);
+    }
+    let mut total = Score {
+        name: "overall".into(),
+        ..Score::default()
+    };
+    for s in &scores {
+        total.add(s);
+    }
+    if args.json {
+        let mut all = scores.clone();
+        for s in &mut all {
+            s.missed.clear();
+        }
+        all.push(total);
+        return out_json(&all);
+    }
+    let mut text = format!(
+        "{:<24} {:>5} {:>8} {:>7} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7}\n",
+        "transcript",
+        "turns",
+        "probes/60",
+        "recall",
+        "supers",
+        "stale",
+        "people",
+        "junk",
+        "gate",
+        "answers"
+    );
+    for s in scores.iter().chain(std::iter::once(&total)) {
+        text.push_str(&format!(
+            "{:<24} {:>5} {:>8.1} {:>7} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7}\n",
+            s.name,
+            s.turns,
+            if s.turns > 0 {
+                s.probes as f64 * 60.0 / s.turns as f64
+            } else {
+                0.0
+            },
+            pct(s.recall),
+            pct(s.superseded),
+            s.stale,
+            pct(s.people),
+            pct(s.junk),
+            pct(s.gate),
+            pct(s.answers),
+        ));
+    }
+    if args.verbose {
+        for s in &scores {
+            text.push_str(&format!("\n## {}\n", s.name));
+            if let Some((_, l)) = items
+                .iter()
+                .find(|(p, _)| p.file_stem().and_then(|x| x.to_str()) == Some(s.name.as_str()))
+            {
+                text.push_str(&format!("{}\n", l.description));
+            }
+            for m in &s.missed {
+                text.push_str(&format!("{m}\n"));
+            }
+        }
+    }
+    out(text.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decision_history_is_read_apart_from_the_choice() {
+        let render = "## Decisions in force\n- Use arq for the queue (was: Use celery)\n- Use redis\n## Near\n- celery\n";
+        let lines = decision_lines(render);
+        assert_eq!(lines.len(), 2);
+        assert!(holds(in_force_part(lines[0]), "arq"));
+        assert!(!holds(in_force_part(lines[0]), "celery"));
+        assert!(holds(history_part(lines[0]), "celery"));
+        assert!(holds("Timeout 3 s", "3 seconds|3 s"));
+        assert!(!holds("Timeout 3 s", "|"));
+    }
+}

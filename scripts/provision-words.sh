@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Provisions the English word-frequency list the heuristic probe uses to tell
+# a common word ("Glad", "Enter") from a name ("Hallam", "visx").
+#
+# Source: the `wordfreq` package on PyPI (Robyn Speer et al.; code Apache-2.0,
+# data CC BY-SA 4.0), pinned by version and sha256. Only its small English
+# list is kept, converted to `words/en.tsv` (word TAB Zipf×100) in the
+# rollgraph cache:
+#   ${ROLLGRAPH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollgraph}/words/en.tsv
+# Idempotent: a second run only checks the sha256 of the result. `--check`
+# verifies without downloading. Never on the hook path: the daemon, replay
+# and eval load it when they build the heuristic probe.
+set -euo pipefail
+
+WORDFREQ_VERSION="3.1.1"
+WHEEL="wordfreq-${WORDFREQ_VERSION}-py3-none-any.whl"
+WHEEL_SHA256="4b1c6ecffc6198be3396d5cf871c4423ca71c907c231348d352dd54d62b97473"
+
+CACHE="${ROLLGRAPH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollgraph}"
+PYTHON="${PYTHON:-python3}"
+OUT="$CACHE/words/en.tsv"
+STAMP="$CACHE/words/en.tsv.source"
+
+check_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    *) echo "provision-words.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+if [[ -s "$OUT" && -f "$STAMP" && "$(cat "$STAMP")" == "$WHEEL_SHA256" ]]; then
+  echo "rollgraph words: $OUT (verified, $(wc -l <"$OUT") words)"
+  exit 0
+fi
+if ((check_only)); then
+  echo "provision-words.sh: $OUT missing; run scripts/provision-words.sh" >&2
+  exit 1
+fi
+command -v "$PYTHON" >/dev/null 2>&1 || { echo "provision-words.sh: $PYTHON not found" >&2; exit 1; }
+
+mkdir -p "$CACHE/downloads" "$CACHE/words"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE/.provision-words.lock"
+  flock 9
+fi
+whl="$CACHE/downloads/$WHEEL"
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+if [[ ! -f "$whl" || "$(sha "$whl")" != "$WHEEL_SHA256" ]]; then
+  tmpd="$(mktemp -d "$CACHE/downloads/.wf.XXXXXX")"
+  "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: \
+    "wordfreq==${WORDFREQ_VERSION}" -d "$tmpd" >&2
+  got="$(sha "$tmpd/$WHEEL")"
+  if [[ "$got" != "$WHEEL_SHA256" ]]; then
+    rm -rf "$tmpd"
+    echo "provision-words.sh: $WHEEL has sha256 $got, expected $WHEEL_SHA256" >&2
+    exit 1
+  fi
+  mv "$tmpd/$WHEEL" "$whl"
+  rm -rf "$tmpd"
+fi
+
+# wordfreq's lists are msgpack ("cB" format: a header, then one list of words
+# per centibel of frequency). Python's standard library has no msgpack, so a
+# small decoder for the types these files use follows.
+"$PYTHON" - "$whl" "$OUT.tmp" <<'PY'
+import gzip, struct, sys, zipfile
+
+def dec(b, i):
+    c = b[i]
+    if c <= 0x7F:
+        return c, i + 1
+    if 0x80 <= c <= 0x8F:
+        d = {}
+        i += 1
+        for _ in range(c & 0x0F):
+            k, i = dec(b, i)
+            v, i = dec(b, i)
+            d[k] = v
+        return d, i
+    if 0x90 <= c <= 0x9F or c in (0xDC, 0xDD):
+        if c == 0xDC:
+            n, i = struct.unpack(">H", b[i + 1 : i + 3])[0], i + 3
+        elif c == 0xDD:
+            n, i = struct.unpack(">I", b[i + 1 : i + 5])[0], i + 5
+        else:
+            n, i = c & 0x0F, i + 1
+        out = []
+        for _ in range(n):
+            v, i = dec(b, i)
+            out.append(v)
+        return out, i
+    if 0xA0 <= c <= 0xBF:
+        n = c & 0x1F
+        return b[i + 1 : i + 1 + n].decode("utf-8"), i + 1 + n
+    if c == 0xD9:
+        n = b[i + 1]
+        return b[i + 2 : i + 2 + n].decode("utf-8"), i + 2 + n
+    if c == 0xDA:
+        n = struct.unpack(">H", b[i + 1 : i + 3])[0]
+        return b[i + 3 : i + 3 + n].decode("utf-8"), i + 3 + n
+    if c == 0xC0:
+        return None, i + 1
+    if c in (0xC2, 0xC3):
+        return c == 0xC3, i + 1
+    if c == 0xCC:
+        return b[i + 1], i + 2
+    if c == 0xCD:
+        return struct.unpack(">H", b[i + 1 : i + 3])[0], i + 3
+    raise SystemExit(f"provision-words.sh: unexpected msgpack byte {c:#x}")
+
+whl, out = sys.argv[1], sys.argv[2]
+data = gzip.decompress(zipfile.ZipFile(whl).read("wordfreq/data/small_en.msgpack.gz"))
+lists, _ = dec(data, 0)
+if not isinstance(lists[0], dict) or lists[0].get("format") != "cB":
+    raise SystemExit("provision-words.sh: not a wordfreq cB list")
+rows = []
+for cb, words in enumerate(lists[1:]):
+    zipf100 = 900 - cb  # frequency 10^(-cb/100); Zipf = log10(freq * 1e9)
+    for w in words:
+        if "\t" not in w and "\n" not in w:
+            rows.append((w, zipf100))
+rows.sort()
+with open(out, "w", encoding="utf-8") as f:
+    f.write("# wordfreq %s small_en (CC BY-SA 4.0): word<TAB>Zipf*100\n" % "3.1.1")
+    for w, z in rows:
+        f.write(f"{w}\t{z}\n")
+PY
+mv "$OUT.tmp" "$OUT"
+printf '%s' "$WHEEL_SHA256" >"$STAMP"
+echo "rollgraph words: $OUT (provisioned, $(wc -l <"$OUT") words)"

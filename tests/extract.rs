@@ -1,0 +1,380 @@
+//! Table tests of the embedded probe's text analysis and of supersession
+//! through the real heuristic probe: every memory kind, changed decisions in
+//! indirect words (A → B → A too), refusals and non-decisions, and text that
+//! has broken the extractor before (case folding that changes byte lengths,
+//! RTL marks, combining characters, emoji, over-long tokens).
+//!
+//! Names here are invented for the tests; none appear in the engine.
+
+use chrono::{DateTime, TimeZone, Utc};
+use rollgraph_engine::extract::{self, DecisionMove, lexicon};
+use rollgraph_engine::graph::{EdgeKind, Graph, NodeKind};
+use rollgraph_engine::patch::{PatchRules, apply};
+use rollgraph_engine::probe::{HeuristicProbe, Probe, ProbeInput};
+use rollgraph_engine::transcript::Turn;
+
+fn words() {
+    lexicon::init_frequencies();
+}
+
+fn kinds(s: &str) -> Vec<(String, NodeKind)> {
+    words();
+    extract::mentions(s, None)
+        .into_iter()
+        .map(|m| (m.label, m.kind))
+        .collect()
+}
+
+#[test]
+fn people_from_roles_appositions_and_lowercase() {
+    let cases: &[(&str, &str)] = &[
+        ("sam just became our tech lead, so ask him.", "sam"),
+        ("Quorra is our SRE; deploys go through her.", "Quorra"),
+        ("Tamsin from finance keeps reporting duplicates.", "Tamsin"),
+        ("my sister nerys is getting married in spring.", "nerys"),
+        ("Ask Velisar, she owns the billing service.", "Velisar"),
+        ("My manager, Oriel, cares about the date.", "Oriel"),
+        ("yusri just joined as on-call lead.", "yusri"),
+        (
+            "Brannagh Ostrow wants the export by then.",
+            "Brannagh Ostrow",
+        ),
+    ];
+    for (s, name) in cases {
+        let got = kinds(s);
+        assert!(
+            got.contains(&((*name).to_owned(), NodeKind::Person)),
+            "{s:?} → {got:?}"
+        );
+    }
+}
+
+#[test]
+fn calendar_words_titles_and_reactions_are_never_entities() {
+    for s in [
+        "Wow, that was fast.",
+        "Yep, ship it.",
+        "Glad that worked.",
+        "Enter the password when asked.",
+        "See you Monday then.",
+        "We moved it in Nov and again in Dec.",
+        "Nice. Thanks!",
+    ] {
+        let got = kinds(s);
+        assert!(got.is_empty(), "{s:?} → {got:?}");
+    }
+    // A title before a name is not an entity of its own; the name is a person.
+    let got = kinds("My boss, Dr Halvorsen, wants the report.");
+    assert!(got.iter().all(|(l, _)| l != "Dr"), "{got:?}");
+    assert!(
+        got.contains(&("Halvorsen".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn code_shapes_are_technical() {
+    let got = kinds("The bug is in src/jobs/worker.py where `retry_policy` calls FetchClient.");
+    assert!(
+        got.contains(&("src/jobs/worker.py".into(), NodeKind::File)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("retry_policy".into(), NodeKind::Identifier)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("FetchClient".into(), NodeKind::Identifier)),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn decisions_name_their_choice_topic_and_what_they_replace() {
+    words();
+    let d = extract::decision("OK let's go with Zephyrq for the task queue.", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("Zephyrq"));
+    assert!(d.topic.iter().any(|w| w == "queue"), "{:?}", d.topic);
+    let d = extract::decision("Ok scrap the Zephyrq idea, Brokk is enough.", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("Brokk"));
+    assert_eq!(d.replaced.as_deref(), Some("Zephyrq"));
+    let d = extract::decision("Let's go back to Zephyrq.", None).unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.moves, DecisionMove::Return);
+    let d = extract::decision("forget event_day, partition the table on loaded_ts", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("loaded_ts"), "{d:?}");
+    assert_eq!(d.replaced.as_deref(), Some("event_day"));
+}
+
+#[test]
+fn refusals_questions_and_non_decisions_decide_nothing() {
+    words();
+    for s in [
+        "Let's not use Zephyrq for this.",
+        "We won't switch to Brokk.",
+        "Should we go with Brokk?",
+        "Switch to the feature branch and rerun it.",
+        "switch to the other terminal pls",
+        "Let's use it.",
+        "I use vim daily.",
+    ] {
+        assert!(extract::decision(s, None).is_none(), "{s:?}");
+    }
+}
+
+#[test]
+fn facts_restrictions_procedures_and_intentions() {
+    words();
+    let f = extract::fact("The request timeout is 3 s for now.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "request timeout: 3 s");
+    let f = extract::fact("actually the upload limit is 50 MB, not 20")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.subject.as_deref(), Some("upload limit"));
+    assert!(f.label.contains("50"), "{}", f.label);
+    let f = extract::fact("The demo is on the 14th.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.subject.as_deref(), Some("demo"), "{f:?}");
+    assert!(extract::fact("Step 2 looks done.").is_none());
+
+    let r =
+        extract::restriction("Also, never force-push to main.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(r.kind, NodeKind::Restriction);
+    assert!(r.label.starts_with("Never force-push"), "{}", r.label);
+
+    let p = extract::procedure("To run the tests use `uv run pytest -q` from the root.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "test: uv run pytest -q");
+    let p = extract::procedure("we deploy with make deploy ENV=prod after review")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.subject.as_deref(), Some("deploy"), "{p:?}");
+
+    let i = extract::intention("Next I'll add pagination to the list view.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(i.kind, NodeKind::Intention);
+    assert!(extract::intention("blocked on Velisar's review of the schema").is_some());
+}
+
+#[test]
+fn acceptance_takes_the_proposal_before_it() {
+    words();
+    assert!(extract::is_acceptance("Yes, do that."));
+    assert!(extract::is_acceptance("sounds good, go with it"));
+    assert!(!extract::is_acceptance(
+        "ok build it and tell me when it is done"
+    ));
+    let d = extract::accepted_proposal(
+        "I'd suggest using Brokk with a small worker pool. It keeps ops simple.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("no proposal"));
+    assert_eq!(d.chosen.as_deref(), Some("Brokk"));
+}
+
+#[test]
+fn hostile_unicode_never_panics_and_loses_nothing() {
+    words();
+    let long = "x".repeat(220);
+    for s in [
+        "No, \u{e9}\u{212a} is wrong".to_owned(),
+        "\u{212a}\u{212a}\u{212a} actually, the limit is 5, not 3".to_owned(),
+        "Wait, \u{130}stanbul is not the plan".to_owned(),
+        "\u{202e}use Brokk instead of Zephyrq\u{202c}".to_owned(),
+        "e\u{301}e\u{301} let's go with Brokk \u{1f680}\u{1f680}".to_owned(),
+        format!("let's use {long} for the cache"),
+        format!("{long} the timeout is 3 s"),
+    ] {
+        for x in extract::sentences(&s) {
+            let _ = extract::mentions(&x, None);
+            let _ = extract::decision(&x, None);
+            let _ = extract::correction(&x);
+            let _ = extract::preference(&x);
+            let _ = extract::fact(&x);
+            let _ = extract::restriction(&x);
+            let _ = extract::procedure(&x);
+            let _ = extract::intention(&x);
+        }
+    }
+    // The correction after a case-folding character is still found.
+    let c = extract::correction("No, \u{e9}\u{212a} is wrong, the key is fine")
+        .unwrap_or_else(|| panic!("lost"));
+    assert!(c.label.contains("wrong"), "{}", c.label);
+    // An over-long token is cut, the rest of the sentence still counts.
+    let f =
+        extract::fact(&format!("{long} so the timeout is 3 s")).unwrap_or_else(|| panic!("lost"));
+    assert_eq!(f.label, "timeout: 3 s");
+}
+
+fn at(min: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 10, 5, 9, 0, 0)
+        .single()
+        .unwrap_or_else(|| panic!("date"))
+        + chrono::Duration::minutes(min)
+}
+
+/// Runs the heuristic probe over each prompt in turn, applying its patch.
+fn session(prompts: &[&str]) -> Graph {
+    let mut g = Graph::new();
+    let mut probe = HeuristicProbe::default();
+    for (i, p) in prompts.iter().enumerate() {
+        let turns = [Turn {
+            index: i as u32 + 1,
+            user: (*p).to_owned(),
+            assistant: String::new(),
+            files: vec![],
+            timestamp: Some(at(i as i64)),
+        }];
+        let input = ProbeInput {
+            session: "t",
+            probe_id: format!("p{i}"),
+            turns: &turns,
+            graph: &g,
+            now: at(i as i64),
+            root: None,
+        };
+        let out = probe.probe(&input).unwrap_or_else(|e| panic!("{e}"));
+        apply(&mut g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));
+    }
+    g
+}
+
+/// Decision labels in force (not superseded).
+fn in_force(g: &Graph) -> Vec<String> {
+    g.nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Decision && g.superseded_by(&n.id).is_none())
+        .map(|n| n.label.clone())
+        .collect()
+}
+
+#[test]
+fn a_changed_decision_supersedes_however_it_is_phrased() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &[
+                "Let's go with Zephyrq for the queue.",
+                "Ok scrap the Zephyrq idea, Brokk is enough.",
+            ],
+            "Brokk",
+            "Zephyrq",
+        ),
+        (
+            &[
+                "Let's use Zephyrq for the queue.",
+                "Forget Zephyrq, we'll do Brokk on the managed broker.",
+            ],
+            "Brokk",
+            "Zephyrq",
+        ),
+        (
+            &[
+                "Let's use Zephyrq for the queue.",
+                "Switch the queue to Brokk instead of Zephyrq.",
+            ],
+            "Brokk",
+            "Zephyrq",
+        ),
+        (
+            &[
+                "Use weekly partitions for the events table.",
+                "Let's use daily partitions instead.",
+            ],
+            "daily",
+            "weekly",
+        ),
+    ];
+    for (prompts, new, old) in cases {
+        let g = session(prompts);
+        let live = in_force(&g);
+        assert!(
+            live.iter().any(|l| l.contains(new)),
+            "{prompts:?}: {live:?}"
+        );
+        assert!(
+            !live.iter().any(|l| l.contains(old) && !l.contains(new)),
+            "{prompts:?}: the old choice is still in force: {live:?}"
+        );
+        let sup = g
+            .edges()
+            .into_iter()
+            .filter(|e| e.kind == EdgeKind::Supersedes)
+            .count();
+        assert!(sup >= 1, "{prompts:?}: no supersedes edge");
+    }
+}
+
+#[test]
+fn going_back_puts_the_first_choice_in_force_again() {
+    let g = session(&[
+        "Let's go with Zephyrq for the queue.",
+        "Forget Zephyrq, we'll do Brokk for the queue.",
+        "Brokk was a mistake. Let's go back to Zephyrq.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Zephyrq")), "{live:?}");
+    assert!(
+        !live
+            .iter()
+            .any(|l| l.contains("Brokk") && !l.contains("Zephyrq")),
+        "{live:?}"
+    );
+}
+
+#[test]
+fn refusals_and_branch_switches_add_no_decision() {
+    let g = session(&[
+        "Let's not use Zephyrq for the queue.",
+        "Switch to the feature branch first.",
+        "Wow. See you Monday.",
+    ]);
+    assert!(in_force(&g).is_empty(), "{:?}", in_force(&g));
+    assert!(
+        g.nodes()
+            .iter()
+            .all(|n| !lexicon::is_closed_class(&n.label.to_lowercase())),
+        "{:?}",
+        g.nodes().iter().map(|n| &n.label).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_corrected_number_keeps_its_history() {
+    let g = session(&[
+        "The upload limit is 20 MB for now.",
+        "Actually the upload limit is 50 MB, not 20.",
+    ]);
+    let facts: Vec<_> = g
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Fact)
+        .collect();
+    let new = facts
+        .iter()
+        .find(|n| n.label.contains("50"))
+        .unwrap_or_else(|| panic!("{facts:?}"));
+    let old = g.supersedes(&new.id);
+    assert!(old.iter().any(|o| o.label.contains("20")), "{facts:?}");
+}
+
+#[test]
+fn details_follow_the_conversation_and_keep_evidence() {
+    let g = session(&[
+        "We keep invoices in Ledgrin.",
+        "Ledgrin now also stores the credit notes since this morning.",
+    ]);
+    let n = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.label == "Ledgrin")
+        .unwrap_or_else(|| panic!("no node"));
+    assert!(
+        n.detail
+            .as_deref()
+            .is_some_and(|d| d.contains("credit notes")),
+        "{:?}",
+        n.detail
+    );
+    assert_eq!(n.evidence.len(), 2, "{:?}", n.evidence);
+    assert_eq!(n.evidence[1].turn, 2);
+    assert_eq!(n.evidence[1].speaker, "user");
+}
