@@ -11,8 +11,9 @@
 //! - A prompt after a compaction, or the first one ever: the full block.
 //! - Any other prompt: nothing when nothing changed, else a short
 //!   `<rolling-memory-update>` listing new and changed items and where the
-//!   focus moved, naming the turn it updates; the full block again once the
-//!   updates sent since the last full block would outweigh a fresh one.
+//!   focus moved, naming the turn it updates; the full block again once
+//!   everything that changed since the last full block, said in one update,
+//!   would outweigh a fresh block.
 //! - Never the same block twice in one turn (SessionStart then the first
 //!   prompt of a resumed session send one block).
 //!
@@ -80,6 +81,10 @@ pub struct Injected {
     pub turn: Option<u32>,
     /// Estimated tokens of updates sent since the last full block.
     pub since_full: usize,
+    /// Item fingerprints as the last full block showed them.
+    pub base: BTreeMap<String, u64>,
+    /// The focus labels of the last full block.
+    pub base_focus: Vec<String>,
     /// Fingerprint of the last block sent.
     pub last_block: u64,
     /// Whether the last block was sent at SessionStart (no prompt since).
@@ -147,14 +152,13 @@ fn short(s: &str, n: usize) -> String {
     format!("{}…", cut.trim_end())
 }
 
+/// Kinds an update lists even away from the focus: everything said about
+/// the work (decisions, corrections, preferences, facts, restrictions,
+/// procedures, intentions) and the people in it.
 fn durable(kind: NodeKind) -> bool {
-    matches!(
+    !matches!(
         kind,
-        NodeKind::Decision
-            | NodeKind::Correction
-            | NodeKind::Preference
-            | NodeKind::Fact
-            | NodeKind::Person
+        NodeKind::Entity | NodeKind::Project | NodeKind::File | NodeKind::Identifier
     )
 }
 
@@ -176,7 +180,8 @@ fn item_text(g: &Graph, n: &Node) -> String {
 
 /// The items of a render: its focus and near nodes and the durable nodes
 /// (decisions in force, corrections, preferences, facts, people) above
-/// `min_weight`, strongest first, at most [`MAX_ITEMS`].
+/// `min_weight` that the block's text shows, strongest first, at most
+/// [`MAX_ITEMS`].
 pub fn items(g: &Graph, r: &Render, min_weight: f64) -> Vec<Item> {
     let shown: BTreeSet<&str> = r
         .focus
@@ -184,10 +189,16 @@ pub fn items(g: &Graph, r: &Render, min_weight: f64) -> Vec<Item> {
         .chain(r.near.iter())
         .map(|id| id.as_str())
         .collect();
+    // Only what the block shows: a full block marks its items as seen.
+    let in_text = |n: &Node| {
+        let head: String = n.label.chars().take(30).collect();
+        !head.trim().is_empty() && r.text.contains(head.trim_end())
+    };
     let mut ranked: Vec<(f64, &Node)> = g
         .nodes_unordered()
         .filter(|n| n.weight >= min_weight)
         .filter(|n| shown.contains(n.id.as_str()) || durable(n.kind))
+        .filter(|n| in_text(n))
         .filter(|n| n.kind != NodeKind::Decision || g.superseded_by(&n.id).is_none())
         .map(|n| {
             let boost = if r.focus.contains(&n.id) { 1.0 } else { 0.0 };
@@ -238,6 +249,14 @@ fn focus_moved(old: &[String], new: &[String]) -> bool {
 /// The update block for the items that changed since `state` (none when
 /// nothing changed): `None` when there is nothing to say.
 pub fn delta_text(state: &Injected, r: &StoredRender) -> Option<(String, usize)> {
+    delta_text_upto(state, r, MAX_DELTA_ITEMS)
+}
+
+fn delta_text_upto(
+    state: &Injected,
+    r: &StoredRender,
+    max_items: usize,
+) -> Option<(String, usize)> {
     let changed: Vec<(&Item, bool)> = r
         .items
         .iter()
@@ -255,16 +274,13 @@ pub fn delta_text(state: &Injected, r: &StoredRender) -> Option<(String, usize)>
          Changes since the rolling-memory block of turn {since}; the rest of it still holds.\n",
         r.turn
     );
-    for (i, new) in changed.iter().take(MAX_DELTA_ITEMS) {
+    for (i, new) in changed.iter().take(max_items) {
         s.push_str(if *new { "- new: " } else { "- changed: " });
         s.push_str(&i.text);
         s.push('\n');
     }
-    if changed.len() > MAX_DELTA_ITEMS {
-        s.push_str(&format!(
-            "- … and {} more\n",
-            changed.len() - MAX_DELTA_ITEMS
-        ));
+    if changed.len() > max_items {
+        s.push_str(&format!("- … and {} more\n", changed.len() - max_items));
     }
     if moved {
         s.push_str("Focus now: ");
@@ -283,6 +299,8 @@ fn record_full(state: &mut Injected, r: &StoredRender) {
         .map(|i| (i.id.clone(), fingerprint(&i.text)))
         .collect();
     state.focus.clone_from(&r.focus_labels);
+    state.base.clone_from(&state.seen);
+    state.base_focus.clone_from(&r.focus_labels);
     state.turn = Some(r.turn);
     state.since_full = 0;
     state.needs_full = false;
@@ -324,7 +342,17 @@ pub fn plan(
     }
     let (text, n) = delta_text(state, r)?;
     let tokens = estimate_tokens(&text, r);
-    if n > MAX_DELTA_ITEMS || state.since_full + tokens >= r.tokens {
+    // Everything that changed since the last full block, said at once: once
+    // that outweighs a fresh block, the fresh block is the better message.
+    let since_base = Injected {
+        seen: state.base.clone(),
+        focus: state.base_focus.clone(),
+        turn: state.turn,
+        ..Injected::default()
+    };
+    let accumulated =
+        delta_text_upto(&since_base, r, usize::MAX).map_or(0, |(t, _)| estimate_tokens(&t, r));
+    if n > MAX_DELTA_ITEMS || tokens.max(accumulated) >= r.tokens {
         return full(state);
     }
     for i in &r.items {
@@ -405,18 +433,26 @@ mod tests {
             plan(&mut st, &r, Moment::Prompt, InjectMode::Delta),
             Some(Planned::Full { .. })
         ));
-        // Many small updates: once they add up to a block, a block is sent.
+        // Many small updates: once the changes since the last full block
+        // add up to a block, a block is sent.
         let mut fulls = 0;
-        for t in 2..40u32 {
-            let id = format!("n{t}");
-            let text = format!("item number {t} with some words in it");
-            let r = render(t, &[(id.as_str(), text.as_str())], &[]);
+        let mut items: Vec<(String, String)> = Vec::new();
+        for t in 2..90u32 {
+            items.push((
+                format!("n{t}"),
+                format!("item number {t} with some words in it"),
+            ));
+            let refs: Vec<(&str, &str)> = items
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let r = render(t, &refs, &[]);
             if let Some(Planned::Full { .. }) = plan(&mut st, &r, Moment::Prompt, InjectMode::Delta)
             {
                 fulls += 1;
             }
         }
         assert!(fulls >= 1, "never fell back to a full block");
-        assert!(st.since_full < 600);
+        assert!(fulls <= 3, "full blocks too often: {fulls}");
     }
 }
