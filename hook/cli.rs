@@ -3,8 +3,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::{
-    bench, daemon, doctor, eval, expand, hook, inspect, install, mcp, query, reconcile, replay,
-    review, seed,
+    bench, daemon, doctor, eval, expand, export, hook, inspect, install, mcp, query, reconcile,
+    replay, review, seed, view,
 };
 
 /// rollgraph: a rolling, in-session memory graph for coding agents.
@@ -53,6 +53,10 @@ pub enum Command {
     Seed(seed::SeedArgs),
     /// Review graduations into flat memory and archive flags.
     Review(review::ReviewArgs),
+    /// Write one self-contained HTML page to look at the memory: graph, timeline, injection.
+    View(view::ViewArgs),
+    /// Export the stored graph as Graphviz DOT, JSON or GraphML.
+    Export(export::ExportArgs),
     /// Check the setup: active probe, LLM endpoint (one live request), breaker, last error, embeddings.
     Doctor(doctor::DoctorArgs),
 }

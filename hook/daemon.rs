@@ -77,6 +77,25 @@ fn close_inherited_fds() {
     }
 }
 
+/// Whether the daemon named in `daemon.pid` is a live process (not gone,
+/// not a zombie).
+fn recorded_daemon_alive(home: &Home) -> bool {
+    let Some(pid) = std::fs::read_to_string(pid_path(home))
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+    else {
+        return false;
+    };
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // No /proc (not Linux): assume it lives, as before.
+        Err(_) => !std::path::Path::new("/proc/self").exists(),
+    }
+}
+
 /// Runs the daemon until it is idle, told to shut down, or signalled.
 pub fn run(args: DaemonArgs) -> Result<()> {
     if !args.foreground {
@@ -103,10 +122,18 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     };
     std::fs::create_dir_all(home.root())
         .with_context(|| format!("creating {}", home.root().display()))?;
-    let _lock = match FileLock::try_acquire(&lock_path(&home)) {
+    // A daemon killed a moment ago may still be dying with the lock: wait a
+    // little for it rather than exit and leave the spooled work to the next
+    // hook call. A live daemon keeps the lock and this one leaves at once.
+    let wait = if recorded_daemon_alive(&home) && crate::ipc::reachable(&home) {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(3)
+    };
+    let _lock = match FileLock::acquire(&lock_path(&home), wait) {
         Ok(l) => l,
         Err(StoreError::Locked(_)) => {
-            tracing::debug!("another daemon holds the lock; exiting");
+            tracing::info!("another daemon holds the lock; exiting");
             return Ok(());
         }
         Err(e) => {
@@ -240,37 +267,130 @@ async fn serve(
             shared.shutdown();
         });
     }
+    let deadline = job_deadline(&shared.config);
+    // Drains in flight: (the job it is on, its task). Normally one; when a
+    // job is stuck past its deadline its drain is left behind (a blocked
+    // thread cannot be cancelled; the process exit ends it) and another
+    // drain serves every other session.
+    let mut drains: Vec<(work::Current, tokio::task::JoinHandle<usize>)> = Vec::new();
+    let mut reported: std::collections::BTreeSet<String> = Default::default();
+    let mut poked = true;
+    let mut last_spawn: Option<Instant> = None;
     loop {
-        let s = shared.clone();
-        let done = tokio::task::spawn_blocking(move || work::drain(&s.home, &s.config)).await;
-        match done {
-            Ok(n) if n > 0 => shared.active(),
-            Ok(_) => {}
-            Err(e) => tracing::error!("work task failed: {e}"),
+        // Reap finished drains.
+        let mut i = 0;
+        while i < drains.len() {
+            if drains[i].1.is_finished() {
+                let (_, h) = drains.swap_remove(i);
+                match h.await {
+                    Ok(n) if n > 0 => shared.active(),
+                    Ok(_) => {}
+                    Err(e) => tracing::error!("work task failed: {e}"),
+                }
+            } else {
+                i += 1;
+            }
         }
+        // Sessions whose job is stuck past its deadline.
+        let mut stuck: std::collections::BTreeSet<String> = Default::default();
+        for (cur, _) in &drains {
+            if let Ok(g) = cur.lock()
+                && let Some((session, job, since)) = g.as_ref()
+                && since.elapsed() >= deadline
+            {
+                if reported.insert(job.clone()) {
+                    tracing::error!(
+                        "session {session}: job {job} is past its {}s deadline; other sessions carry on, and it is set aside after {} tries",
+                        deadline.as_secs(),
+                        spool::MAX_ATTEMPTS
+                    );
+                }
+                stuck.insert(session.clone());
+            }
+        }
+        let healthy = drains.len() - stuck.len().min(drains.len());
         if shared.stopping.load(Ordering::SeqCst) {
             break;
         }
-        if shared.idle_for() >= idle {
+        if healthy == 0
+            && drains.len() < 4
+            && (poked || last_spawn.is_none_or(|t| t.elapsed() >= RESCAN))
+        {
+            poked = false;
+            last_spawn = Some(Instant::now());
+            let s = shared.clone();
+            let cur: work::Current = Default::default();
+            let c = cur.clone();
+            let skip = stuck.clone();
+            let h = tokio::task::spawn_blocking(move || {
+                work::drain_with(&s.home, &s.config, &skip, Some(&c))
+            });
+            drains.push((cur, h));
+        }
+        if shared.idle_for() >= idle && drains.len() == stuck.len() {
             let h = shared.home.clone();
-            let pending = tokio::task::spawn_blocking(move || spool::pending(&h))
-                .await
-                .unwrap_or(false);
+            let skip = stuck.clone();
+            let pending = tokio::task::spawn_blocking(move || {
+                spool::sessions(&h)
+                    .iter()
+                    .any(|s| !skip.contains(s) && spool::session_pending(&h, s))
+            })
+            .await
+            .unwrap_or(false);
             if !pending {
-                tracing::info!("idle for {}s; exiting", idle.as_secs());
+                if stuck.is_empty() {
+                    tracing::info!("idle for {}s; exiting", idle.as_secs());
+                } else {
+                    tracing::warn!(
+                        "idle for {}s; exiting with stuck jobs in {}",
+                        idle.as_secs(),
+                        stuck.iter().cloned().collect::<Vec<_>>().join(", ")
+                    );
+                }
                 break;
             }
         }
-        let wait = RESCAN.min(
-            idle.saturating_sub(shared.idle_for())
-                .max(Duration::from_millis(50)),
+        let wait = Duration::from_millis(if drains.len() > stuck.len() { 50 } else { 1000 }).min(
+            RESCAN.min(
+                idle.saturating_sub(shared.idle_for())
+                    .max(Duration::from_millis(50)),
+            ),
         );
         tokio::select! {
-            _ = shared.work.notified() => {}
+            _ = shared.work.notified() => poked = true,
+            _ = shared.stop.notified() => {}
             _ = tokio::time::sleep(wait) => {}
         }
     }
+    if !drains.is_empty() {
+        // Give a drain in the middle of a job a moment to finish it; a stuck
+        // one is abandoned (the process exit ends its thread, and its job's
+        // in-flight marker makes the next daemon count the attempt).
+        let grace = Instant::now();
+        while grace.elapsed() < Duration::from_secs(2) && drains.iter().any(|d| !d.1.is_finished())
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
     Ok(())
+}
+
+/// How long one job may run before it counts as stuck: a probe's LLM calls
+/// with their retries, plus room for reconciliation.
+fn job_deadline(config: &rollgraph_engine::Config) -> Duration {
+    // Tests shorten it to see a stuck job without waiting a minute.
+    if let Some(secs) = std::env::var("ROLLGRAPH_JOB_DEADLINE_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| *s > 0)
+    {
+        return Duration::from_secs(secs);
+    }
+    let llm = config
+        .llm
+        .timeout_ms
+        .saturating_mul(u64::from(config.llm.max_retries) + 1);
+    Duration::from_millis(llm.saturating_add(30_000)).max(Duration::from_secs(60))
 }
 
 async fn accept_loop(listener: tokio::net::UnixListener, shared: Arc<Shared>) {

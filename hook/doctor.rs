@@ -27,6 +27,168 @@ pub struct DoctorArgs {
     /// Skip loading the embedding model.
     #[arg(long)]
     pub no_embed: bool,
+    /// Repair what the state check finds: damaged sessions and warm stores
+    /// (bad lines quarantined, snapshots rebuilt) and files or directories
+    /// readable by others (set to 0600 / 0700).
+    #[arg(long)]
+    pub repair: bool,
+}
+
+/// The state directory's health.
+#[derive(Debug, Default, Serialize)]
+pub struct StateCheck {
+    /// Sessions read.
+    pub sessions: usize,
+    /// Sessions found damaged (read-only check), with what is wrong.
+    pub damaged: Vec<SessionDamage>,
+    /// Repairs made by this run (`--repair`).
+    pub repaired: Vec<String>,
+    /// Repairs writers made earlier, recorded in the sessions' `repairs.jsonl`.
+    pub past_repairs: Vec<PastRepair>,
+    /// Paths under the home that others can read, write or enter.
+    pub wide_permissions: Vec<String>,
+    /// Paths whose permissions this run narrowed (`--repair`).
+    pub permissions_fixed: usize,
+    /// Daemon jobs set aside after failing twice (`spool/<session>.failed`).
+    pub set_aside_jobs: Vec<String>,
+}
+
+/// A damaged session.
+#[derive(Debug, Serialize)]
+pub struct SessionDamage {
+    /// The session.
+    pub session: String,
+    /// What is wrong.
+    pub damage: Vec<String>,
+    /// Whether acknowledged data is lost (not just rebuilt).
+    pub lost: bool,
+}
+
+/// A repair recorded by a writer.
+#[derive(Debug, Serialize)]
+pub struct PastRepair {
+    /// The session.
+    pub session: String,
+    /// The record.
+    #[serde(flatten)]
+    pub record: rollgraph_engine::session::RepairRecord,
+}
+
+/// Paths under `root` (not following links, bounded) whose mode lets others in.
+pub fn wide_permissions(root: &std::path::Path) -> Vec<(std::path::PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut stack = vec![(root.to_owned(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((p, depth)) = stack.pop() {
+        seen += 1;
+        if seen > 200_000 {
+            break;
+        }
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.file_type().is_symlink() {
+            continue;
+        }
+        let mode = m.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            out.push((p.clone(), mode));
+        }
+        if m.is_dir() && depth < 8 {
+            for e in std::fs::read_dir(&p).into_iter().flatten().flatten() {
+                stack.push((e.path(), depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Checks (and with `repair`, repairs) the state directory.
+pub fn check_state(
+    home: &rollgraph_engine::store::Home,
+    config: &rollgraph_engine::Config,
+    repair: bool,
+) -> StateCheck {
+    use rollgraph_engine::session::{Session, SessionView, repair_records};
+    use std::os::unix::fs::PermissionsExt;
+    let mut c = StateCheck::default();
+    for id in home.sessions() {
+        c.sessions += 1;
+        let Ok(dir) = home.session_dir(&id) else {
+            continue;
+        };
+        match SessionView::load(home, &id, config.clone()) {
+            Ok(v) if v.load.damaged() => c.damaged.push(SessionDamage {
+                session: id.clone(),
+                damage: v.load.damage.clone(),
+                lost: v.load.lost,
+            }),
+            Ok(_) => {}
+            Err(e) => c.damaged.push(SessionDamage {
+                session: id.clone(),
+                damage: vec![e.to_string()],
+                lost: true,
+            }),
+        }
+        if repair && c.damaged.last().is_some_and(|d| d.session == id) {
+            match Session::open(home, &id, config.clone()) {
+                Ok(s) => c
+                    .repaired
+                    .push(format!("session {id}: {}", s.load.summary())),
+                Err(e) => c.repaired.push(format!("session {id}: NOT repaired: {e}")),
+            }
+        }
+        for record in repair_records(&dir) {
+            c.past_repairs.push(PastRepair {
+                session: id.clone(),
+                record,
+            });
+        }
+    }
+    for session in crate::spool::sessions(home)
+        .into_iter()
+        .chain(home.sessions())
+    {
+        for j in crate::spool::set_aside_jobs(home, &session) {
+            let line = format!(
+                "session {session}: {} job of {}: {}",
+                j["kind"].as_str().unwrap_or("?"),
+                j["ts"].as_str().unwrap_or("?"),
+                j["reason"].as_str().unwrap_or("?")
+            );
+            if !c.set_aside_jobs.contains(&line) {
+                c.set_aside_jobs.push(line);
+            }
+        }
+    }
+    if repair {
+        // Warm stores repair themselves on a writer's open.
+        for key in rollgraph_engine::warm::WarmStore::keys(home) {
+            match rollgraph_engine::warm::WarmStore::open(home, &key) {
+                Ok(s) if !s.load.restored.is_empty() => c
+                    .repaired
+                    .push(format!("warm store {key}: {}", s.load.restored.join("; "))),
+                Ok(_) => {}
+                Err(e) => c
+                    .repaired
+                    .push(format!("warm store {key}: NOT repaired: {e}")),
+            }
+        }
+    }
+    for (p, mode) in wide_permissions(home.root()) {
+        if repair {
+            let narrow = if p.is_dir() { 0o700 } else { mode & 0o700 };
+            if std::fs::set_permissions(&p, std::fs::Permissions::from_mode(narrow)).is_ok() {
+                c.permissions_fixed += 1;
+                continue;
+            }
+        }
+        c.wide_permissions
+            .push(format!("{} ({:o})", p.display(), mode));
+    }
+    c
 }
 
 /// What `doctor --json` prints.
@@ -58,6 +220,8 @@ pub struct DoctorReport {
     pub calls: CallCounts,
     /// Embedding model status.
     pub embeddings: String,
+    /// The state directory: damage, repairs, permissions.
+    pub state: StateCheck,
 }
 
 /// The live request.
@@ -177,6 +341,7 @@ pub fn run(args: DoctorArgs) -> Result<()> {
             completion_tokens: status.completion_tokens,
         },
         embeddings,
+        state: check_state(&home, &config, args.repair),
     };
     if args.json {
         return out_json(&report);
@@ -223,6 +388,51 @@ fn text(r: &DoctorReport) -> String {
         "llm calls:  {} valid, {} invalid, {} failed, {} skipped; tokens {} prompt + {} completion\n",
         c.valid, c.invalid, c.failed, c.skipped, c.prompt_tokens, c.completion_tokens
     ));
-    s.push_str(&format!("embeddings: {}", r.embeddings));
+    s.push_str(&format!("embeddings: {}\n", r.embeddings));
+    let st = &r.state;
+    s.push_str(&format!(
+        "state:      {} sessions, {} damaged, {} repaired now, {} repairs recorded earlier\n",
+        st.sessions,
+        st.damaged.len(),
+        st.repaired.len(),
+        st.past_repairs.len()
+    ));
+    for d in &st.damaged {
+        s.push_str(&format!(
+            "  damaged:  session {}{}: {}\n",
+            d.session,
+            if d.lost { " (data lost)" } else { "" },
+            d.damage.join("; ")
+        ));
+    }
+    for line in &st.repaired {
+        s.push_str(&format!("  repaired: {line}\n"));
+    }
+    if !st.damaged.is_empty() && st.repaired.is_empty() {
+        s.push_str("  run `rollgraph doctor --repair` to repair (bad bytes are kept in quarantine files)\n");
+    }
+    for j in &st.set_aside_jobs {
+        s.push_str(&format!("  set aside: {j}\n"));
+    }
+    if st.permissions_fixed > 0 {
+        s.push_str(&format!(
+            "permissions: narrowed {} paths to this user only\n",
+            st.permissions_fixed
+        ));
+    }
+    if st.wide_permissions.is_empty() {
+        s.push_str("permissions: private (0700 / 0600)");
+    } else {
+        s.push_str(&format!(
+            "permissions: {} paths readable by others (`rollgraph doctor --repair` narrows them): {}",
+            st.wide_permissions.len(),
+            st.wide_permissions
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     s
 }

@@ -30,6 +30,7 @@ use rollgraph_engine::plain;
 use rollgraph_engine::probe::Probe;
 use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
+use rollgraph_engine::transcript::Transcript;
 use rollgraph_engine::{Config, clock};
 
 use crate::common::{home_and_config, out, out_json};
@@ -39,6 +40,13 @@ use crate::common::{home_and_config, out, out_json};
 pub struct EvalArgs {
     /// The corpus folder (`NAME.jsonl` + `NAME.labels.json` pairs).
     pub dir: PathBuf,
+    /// Also score the MemoryBank chats in this folder (`memory_bank_en.json`),
+    /// with the question labels of `--memorybank-labels`.
+    #[arg(long)]
+    pub memorybank: Option<PathBuf>,
+    /// The MemoryBank question labels.
+    #[arg(long, default_value = "tests/fixtures/memorybank/labels.jsonl")]
+    pub memorybank_labels: PathBuf,
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -93,7 +101,7 @@ pub struct Person {
 }
 
 /// A labelled question.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Clone)]
 pub struct Question {
     /// The question.
     pub q: String,
@@ -216,8 +224,10 @@ pub fn score(
             s.missed
                 .push(format!("superseded: {} (was: {})", p.new, p.old));
         }
+        // "Drop X" says X is out, not in force.
         let stale = lines
             .iter()
+            .filter(|l| !l.starts_with("- Drop "))
             .filter(|l| holds(in_force_part(l), &p.old) && !holds(in_force_part(l), &p.new))
             .count() as u32;
         if stale > 0 {
@@ -293,6 +303,87 @@ fn run_one(path: &Path, labels: &Labels, config: &Config, configured: bool) -> R
         .unwrap_or("session")
         .to_owned();
     let t = plain::read_any(path)?;
+    run_transcript(&name, &t, labels, config, configured)
+}
+
+/// MemoryBank's chats as plain transcripts, one per user, with the labelled
+/// questions as labels (answers only: the data labels nothing else).
+fn memorybank(dir: &Path, labels_path: &Path) -> Result<Vec<(String, Transcript, Labels)>> {
+    let data = dir.join("memory_bank_en.json");
+    let text =
+        std::fs::read_to_string(&data).with_context(|| format!("reading {}", data.display()))?;
+    let all: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", data.display()))?;
+    let ltext = std::fs::read_to_string(labels_path)
+        .with_context(|| format!("reading {}", labels_path.display()))?;
+    let mut questions: Vec<(String, Question)> = Vec::new();
+    for (i, line) in ltext
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}", labels_path.display(), i + 1))?;
+        let user = v["user"].as_str().unwrap_or("").trim().to_owned();
+        let q: Question = serde_json::from_value(v)
+            .with_context(|| format!("{}:{}", labels_path.display(), i + 1))?;
+        if !q.answer.is_empty() {
+            questions.push((user, q));
+        }
+    }
+    let mut out = Vec::new();
+    let Some(users) = all.as_object() else {
+        bail!("{}: not an object of users", data.display());
+    };
+    for (key, u) in users {
+        let name = key.trim().to_owned();
+        let mut lines = String::new();
+        let Some(history) = u["history"].as_object() else {
+            continue;
+        };
+        let mut days: Vec<&String> = history.keys().collect();
+        days.sort();
+        for day in days {
+            for (k, turn) in history[day].as_array().into_iter().flatten().enumerate() {
+                let ts = format!("{day}T{:02}:{:02}:00Z", 9 + k / 60, k % 60);
+                let line = serde_json::json!({
+                    "ts": ts,
+                    "user": turn["query"].as_str().unwrap_or(""),
+                    "assistant": turn["response"].as_str().unwrap_or(""),
+                });
+                lines.push_str(&line.to_string());
+                lines.push('\n');
+            }
+        }
+        let labels = Labels {
+            questions: questions
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, q)| Question {
+                    q: q.q.clone(),
+                    answer: q.answer.clone(),
+                })
+                .collect(),
+            ..Labels::default()
+        };
+        out.push((
+            format!("mb-{}", name.to_lowercase().replace(' ', "-")),
+            plain::parse_plain(&lines),
+            labels,
+        ));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+fn run_transcript(
+    name: &str,
+    t: &Transcript,
+    labels: &Labels,
+    config: &Config,
+    configured: bool,
+) -> Result<Score> {
+    let name = name.to_owned();
     let tmp = tempfile::tempdir().context("creating a scratch state directory")?;
     let home = Home::at(tmp.path());
     let mut config = config.clone();
@@ -306,12 +397,17 @@ fn run_one(path: &Path, labels: &Labels, config: &Config, configured: bool) -> R
             config.probe.clone(),
         ))
     };
-    let fired = crate::replay::drive(&mut session, &t, probe.as_mut(), false, false)?;
+    let fired = crate::replay::drive(&mut session, t, probe.as_mut(), false, false)?;
     let now = t
         .turns()
         .last()
         .and_then(|t| t.timestamp)
         .unwrap_or_else(clock::now);
+    // The turns the gate held back at the end are read as the session's end
+    // would read them (as `reconcile --transcript` does).
+    if !session.state.pending.is_empty() {
+        session.cycle(probe.as_mut(), now)?;
+    }
     let render = session.render(now).text;
     let turns = t.turns().count() as u32;
     let mut s = score(&name, labels, &render, &session.graph, turns, &fired);
@@ -370,6 +466,18 @@ pub fn run(args: EvalArgs) -> Result<()> {
     };
     for s in &scores {
         total.add(s);
+    }
+    if let Some(dir) = &args.memorybank {
+        let mut mb_total = Score {
+            name: "memorybank".into(),
+            ..Score::default()
+        };
+        for (name, t, labels) in memorybank(dir, &args.memorybank_labels)? {
+            let s = run_transcript(&name, &t, &labels, &config, args.configured_probe)?;
+            mb_total.add(&s);
+            scores.push(s);
+        }
+        scores.push(mb_total);
     }
     if args.json {
         let mut all = scores.clone();

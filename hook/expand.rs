@@ -12,7 +12,7 @@ use anyhow::{Context, Result, anyhow};
 use chrono::{DateTime, Utc};
 use rollgraph_engine::graph::NodeId;
 use rollgraph_engine::render;
-use rollgraph_engine::session::{Session, read_render};
+use rollgraph_engine::session::{Session, SessionView, read_render};
 use rollgraph_engine::store::{Home, StoreError};
 use rollgraph_engine::{Config, clock};
 use serde::{Deserialize, Serialize};
@@ -50,11 +50,16 @@ pub struct Expansion {
 /// How long a direct expansion waits for the session lock.
 const LOCK_WAIT: Duration = Duration::from_millis(1_500);
 
-/// Expands `handle` in an open session: describes its nodes, raises them,
-/// counts the expansion.
-pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Result<Expansion> {
-    let Some(ids) = render::expand_handle(&s.graph, handle) else {
-        let known = read_render(&s.dir)
+/// Describes the nodes behind `handle` in a graph, without changing anything.
+fn describe_handle(
+    graph: &rollgraph_engine::graph::Graph,
+    dir: &std::path::Path,
+    config: &Config,
+    handle: &str,
+    now: DateTime<Utc>,
+) -> Result<(Vec<NodeId>, String)> {
+    let Some(ids) = render::expand_handle(graph, handle) else {
+        let known = read_render(dir)
             .ok()
             .flatten()
             .map(|r| r.handles)
@@ -68,18 +73,25 @@ pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Resu
             )
         });
     };
-    let edges = s.config.render.edges_per_node.max(6);
+    let edges = config.render.edges_per_node.max(6);
     let mut text = format!(
         "{handle} ({} node{}):\n",
         ids.len(),
         if ids.len() == 1 { "" } else { "s" }
     );
     for id in &ids {
-        if let Some(n) = s.graph.node(id) {
-            text.push_str(&render::describe(&s.graph, n, now, edges));
+        if let Some(n) = graph.node(id) {
+            text.push_str(&render::describe(graph, n, now, edges));
             text.push('\n');
         }
     }
+    Ok((ids, text))
+}
+
+/// Expands `handle` in an open session: describes its nodes, raises them,
+/// counts the expansion.
+pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Result<Expansion> {
+    let (ids, text) = describe_handle(&s.graph, &s.dir, &s.config, handle, now)?;
     let boost = s.config.probe.mention_boost;
     s.touch(&ids, boost, now)?;
     s.state.stats.expansions += 1;
@@ -92,7 +104,11 @@ pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Resu
     })
 }
 
-/// Opens the session (waiting up to `wait` for its lock) and expands.
+/// Opens the session (waiting up to `wait` for its lock) and expands. With
+/// `repair` (the daemon, a writer) a damaged session is repaired on opening;
+/// without it (the CLI, a reader) a damaged session is left as it is: the
+/// expansion is answered from the state recovered in memory and the raise
+/// is queued for a writer.
 pub fn expand_direct(
     home: &Home,
     config: &Config,
@@ -100,9 +116,42 @@ pub fn expand_direct(
     handle: &str,
     now: DateTime<Utc>,
     wait: Duration,
+    repair: bool,
 ) -> Result<Expansion> {
-    let mut s = Session::open_with_timeout(home, session, config.clone(), wait)?;
-    expand_session(&mut s, handle, now)
+    match Session::open_with(home, session, config.clone(), wait, repair) {
+        Ok(mut s) => expand_session(&mut s, handle, now),
+        Err(StoreError::NeedsRepair { .. }) => {
+            let v = SessionView::load(home, session, config.clone())?;
+            crate::inspect::warn_damage(session, &v.load);
+            let (ids, text) = describe_handle(&v.graph, &v.dir, config, handle, now)?;
+            queue_expansion(home, session, handle, now)?;
+            Ok(Expansion {
+                session: session.to_owned(),
+                handle: handle.to_owned(),
+                ids,
+                text,
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Spools an expansion for the daemon (which raises the nodes) and pokes it.
+fn queue_expansion(home: &Home, session: &str, handle: &str, now: DateTime<Utc>) -> Result<()> {
+    let line = JobLine {
+        session: session.to_owned(),
+        host: "cli".into(),
+        cwd: None,
+        transcript_path: None,
+        ts: now,
+        job: Job::Expand {
+            handle: handle.to_owned(),
+        },
+    };
+    spool::append(home, &line)?;
+    let mut errors = Vec::new();
+    ipc::poke_or_start(home, &mut errors);
+    Ok(())
 }
 
 /// Expands through the daemon when it listens, else directly; when the
@@ -120,25 +169,13 @@ pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Resu
             Err(e) => tracing::debug!("daemon: {e}; expanding directly"),
         }
     }
-    match expand_direct(home, config, session, handle, now, LOCK_WAIT) {
+    match expand_direct(home, config, session, handle, now, LOCK_WAIT, false) {
         Ok(e) => Ok(e),
         Err(e)
             if e.downcast_ref::<StoreError>()
                 .is_some_and(|s| matches!(s, StoreError::Locked(_))) =>
         {
-            let line = JobLine {
-                session: session.to_owned(),
-                host: "cli".into(),
-                cwd: None,
-                transcript_path: None,
-                ts: now,
-                job: Job::Expand {
-                    handle: handle.to_owned(),
-                },
-            };
-            spool::append(home, &line)?;
-            let mut errors = Vec::new();
-            ipc::poke_or_start(home, &mut errors);
+            queue_expansion(home, session, handle, now)?;
             Err(anyhow!(
                 "session {session} is busy; the expansion of {handle:?} was queued — try again in a moment"
             ))

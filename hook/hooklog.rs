@@ -6,7 +6,7 @@
 //! `store.log_keep` old files. Writing the log must itself never fail
 //! loudly: if the state home is unwritable the line is dropped.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -56,11 +56,14 @@ fn try_append(
     message: &str,
 ) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
+        rollgraph_engine::store::create_private_dir(dir).map_err(std::io::Error::other)?;
     }
     if fs::metadata(path).map(|m| m.len()).unwrap_or(0) >= limits.max_bytes {
         rotate(path, limits.keep);
     }
+    // Never a secret in the log, whatever the message quotes (a parse error
+    // can quote the input it choked on).
+    let message = rollgraph_engine::redact::redact_owned(message);
     // One line, no newlines inside: the log stays greppable.
     let flat: String = message
         .chars()
@@ -72,7 +75,7 @@ fn try_append(
         now.to_rfc3339_opts(SecondsFormat::Millis, true),
         std::process::id()
     );
-    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = rollgraph_engine::store::open_private_append(path)?;
     f.write_all(line.as_bytes())
 }
 

@@ -1,5 +1,8 @@
 //! `rollgraph render`, `show`, `stats` and `config`: read-only views of the
-//! stored state.
+//! stored state. They never rename, truncate or rewrite a file: a damaged
+//! session is recovered in memory ([`SessionView`]) and the damage reported
+//! on stderr (and in `stats --json`); repairs are for writers and
+//! `rollgraph doctor --repair`.
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -7,7 +10,7 @@ use serde::Serialize;
 
 use rollgraph_engine::clock;
 use rollgraph_engine::graph::{Domain, NodeKind};
-use rollgraph_engine::session::{Session, SessionState};
+use rollgraph_engine::session::{RepairRecord, SessionState, SessionView, repair_records};
 use rollgraph_engine::stats::Stats;
 use rollgraph_engine::store::read_json;
 
@@ -60,11 +63,33 @@ pub struct ConfigArgs {
     pub json: bool,
 }
 
+/// Loads a session read-only and warns on stderr about any damage found.
+fn view(
+    home: &rollgraph_engine::store::Home,
+    id: &str,
+    config: rollgraph_engine::Config,
+) -> Result<SessionView> {
+    let v = SessionView::load(home, id, config)?;
+    warn_damage(id, &v.load);
+    Ok(v)
+}
+
+/// One warning on stderr for a damaged session (read-only: nothing repaired).
+pub fn warn_damage(id: &str, load: &rollgraph_engine::store::LoadReport) {
+    if load.damaged() {
+        eprintln!(
+            "warning: session {id} is damaged{}: {} (recovered in memory; nothing was changed on disk; `rollgraph doctor --repair` repairs it)",
+            if load.lost { " and lost data" } else { "" },
+            load.damage.join("; ")
+        );
+    }
+}
+
 /// `rollgraph render`.
 pub fn render(args: RenderArgs) -> Result<()> {
     let (home, config) = home_and_config()?;
     let id = pick_session(&home, args.session.as_deref())?;
-    let session = Session::open(&home, &id, config)?;
+    let session = view(&home, &id, config)?;
     let r = session.render(clock::now());
     if args.json {
         return out_json(&r);
@@ -86,7 +111,7 @@ pub fn show(args: ShowArgs) -> Result<()> {
         },
         None => None,
     };
-    let session = Session::open(&home, &id, config)?;
+    let session = view(&home, &id, config)?;
     let g = &session.graph;
     if args.json {
         let mut doc = g.to_doc();
@@ -180,6 +205,12 @@ struct SessionStats {
     session: String,
     #[serde(flatten)]
     signals: Signals,
+    /// Damage found reading the session now (recovered in memory).
+    damage: Vec<String>,
+    /// Whether that damage lost acknowledged data.
+    lost: bool,
+    /// Repairs writers made, oldest first.
+    repairs: Vec<RepairRecord>,
 }
 
 /// The three validation signals of the design (§10), plus their raw counters.
@@ -234,18 +265,33 @@ pub fn stats(args: StatsArgs) -> Result<()> {
         let Ok(dir) = home.session_dir(&id) else {
             continue;
         };
+        let (damage, lost) = match SessionView::load(&home, &id, config.clone()) {
+            Ok(v) => (v.load.damage, v.load.lost),
+            Err(e) => (vec![e.to_string()], true),
+        };
+        let repairs = repair_records(&dir);
         let state: SessionState = match read_json(&dir.join("state.json")) {
             Ok(Some(s)) => s,
-            Ok(None) => continue,
+            Ok(None) if damage.is_empty() && repairs.is_empty() => continue,
+            Ok(None) => SessionState::default(),
             Err(e) => {
                 eprintln!("warning: {e}");
-                continue;
+                SessionState::default()
             }
         };
+        if !damage.is_empty() {
+            eprintln!(
+                "warning: session {id} is damaged: {} (`rollgraph doctor --repair` repairs it)",
+                damage.join("; ")
+            );
+        }
         overall.add(&state.stats);
         rows.push(SessionStats {
             session: id,
             signals: signals(&state.stats, config.render.max_tokens),
+            damage,
+            lost,
+            repairs,
         });
     }
     let report = StatsOut {

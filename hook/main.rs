@@ -14,6 +14,7 @@ mod daemon;
 mod doctor;
 mod eval;
 mod expand;
+mod export;
 mod hook;
 mod hooklog;
 mod inspect;
@@ -26,11 +27,17 @@ mod replay;
 mod review;
 mod seed;
 mod spool;
+mod view;
 mod work;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+
+/// Files and directories this process creates are private to the user.
+fn private_umask() {
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+}
 
 fn main() -> ExitCode {
     // The hook's fast path: `rollgraph hook <host>` skips building the whole
@@ -39,6 +46,7 @@ fn main() -> ExitCode {
     if args.first().is_some_and(|a| a == "hook")
         && let Some(host) = hook::fast_host(&args)
     {
+        private_umask();
         hook::run(host);
         return ExitCode::SUCCESS;
     }
@@ -54,6 +62,16 @@ fn main() -> ExitCode {
             e.exit();
         }
     };
+    // Everything under ROLLGRAPH_HOME is this user's only (0700 / 0600); the
+    // engine creates its files with explicit modes too, so this is a second
+    // line. Commands that write the user's own files elsewhere (settings,
+    // flat memory) keep the user's umask.
+    if !matches!(
+        cli.command,
+        cli::Command::Install(_) | cli::Command::Uninstall(_) | cli::Command::Review(_)
+    ) {
+        private_umask();
+    }
     if let cli::Command::Hook(args) = cli.command {
         hook::run(args.host.into());
         return ExitCode::SUCCESS;
@@ -81,6 +99,8 @@ fn main() -> ExitCode {
         cli::Command::Seed(a) => seed::run(a),
         cli::Command::Review(a) => review::run(a),
         cli::Command::Doctor(a) => doctor::run(a),
+        cli::Command::View(a) => view::run(a),
+        cli::Command::Export(a) => export::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

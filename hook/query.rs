@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use chrono::{DateTime, Utc};
 use rollgraph_engine::query::{self as q, QueryHit, QueryOptions};
-use rollgraph_engine::session::Session;
-use rollgraph_engine::store::Home;
+use rollgraph_engine::session::{Session, SessionView};
+use rollgraph_engine::store::{Home, StoreError};
 use rollgraph_engine::{Config, clock};
 use serde::{Deserialize, Serialize};
 
@@ -74,7 +74,11 @@ impl QueryResult {
     }
 }
 
-/// Opens the session (waiting up to `wait`) and runs the query.
+/// Opens the session (waiting up to `wait`) and runs the query. With
+/// `repair` (the daemon, a writer) a damaged session is repaired on opening;
+/// without it (the CLI) a damaged session is queried as recovered in memory
+/// and left exactly as it is (the query is then not counted).
+#[allow(clippy::too_many_arguments)]
 pub fn query_direct(
     home: &Home,
     config: &Config,
@@ -83,16 +87,29 @@ pub fn query_direct(
     limit: usize,
     now: DateTime<Utc>,
     wait: Duration,
+    repair: bool,
 ) -> Result<QueryResult> {
-    let mut s = Session::open_with_timeout(home, session, config.clone(), wait)?;
     let mut opts = QueryOptions::at(now);
     opts.limit = limit.clamp(1, 50);
     let threshold = config.embed.explicit_threshold;
-    let hits = common::with_semantic(config, |sem| {
-        q::hybrid_query(&s.graph, text, &opts, sem, threshold)
-    });
-    s.state.stats.queries += 1;
-    s.save_state()?;
+    let hits = match Session::open_with(home, session, config.clone(), wait, repair) {
+        Ok(mut s) => {
+            let hits = common::with_semantic(config, |sem| {
+                q::hybrid_query(&s.graph, text, &opts, sem, threshold)
+            });
+            s.state.stats.queries += 1;
+            s.save_state()?;
+            hits
+        }
+        Err(StoreError::NeedsRepair { .. }) => {
+            let v = SessionView::load(home, session, config.clone())?;
+            crate::inspect::warn_damage(session, &v.load);
+            common::with_semantic(config, |sem| {
+                q::hybrid_query(&v.graph, text, &opts, sem, threshold)
+            })
+        }
+        Err(e) => return Err(e.into()),
+    };
     Ok(QueryResult {
         session: session.to_owned(),
         text: text.to_owned(),
@@ -128,6 +145,7 @@ pub fn query(
         limit,
         clock::now(),
         Duration::from_millis(1_500),
+        false,
     )
 }
 

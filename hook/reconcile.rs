@@ -164,6 +164,20 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
                 session.state.transcript = Some(path.display().to_string());
                 let mut probe = HeuristicProbe::new(config.probe.clone());
                 crate::replay::drive(&mut session, &rest, &mut probe, false, false)?;
+                // Turns the gate held back (deferred soft triggers) are read
+                // before the session is merged: a dead session gets no later probe.
+                if !session.state.pending.is_empty() {
+                    let now = rest
+                        .turns()
+                        .last()
+                        .and_then(|t| t.timestamp)
+                        .unwrap_or_else(rollgraph_engine::clock::now);
+                    if let Err(e) = session.cycle(&mut probe, now) {
+                        eprintln!("session {id}: final probe: {e}");
+                    }
+                    session.snapshot()?;
+                    session.save_state()?;
+                }
                 replayed = Some(n);
             } else {
                 eprintln!(

@@ -23,6 +23,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // Everything under ROLLGRAPH_HOME is this user's only, as in `rollgraph`.
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     match hook::fast_host(&args) {
         Some(host) => hook::run(host),
         None => hook::log_error(&format!(

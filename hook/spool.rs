@@ -16,6 +16,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -173,6 +174,7 @@ pub fn append(home: &Home, line: &JobLine) -> Result<()> {
         .create(true)
         .read(true)
         .append(true)
+        .mode(0o600)
         .open(&path)
     {
         Ok(f) => f,
@@ -182,6 +184,7 @@ pub fn append(home: &Home, line: &JobLine) -> Result<()> {
                 .create(true)
                 .read(true)
                 .append(true)
+                .mode(0o600)
                 .open(&path)
                 .with_context(|| format!("opening {}", path.display()))?
         }
@@ -336,16 +339,74 @@ pub fn compact(home: &Home, session: &str) -> Result<()> {
     Ok(())
 }
 
-/// Whether any session has unprocessed jobs.
-pub fn pending(home: &Home) -> bool {
-    sessions(home).iter().any(|s| {
-        let len = spool_path(home, s)
-            .ok()
-            .and_then(|p| fs::metadata(p).ok())
-            .map(|m| m.len())
-            .unwrap_or(0);
-        len > read_offset(home, s)
-    })
+/// Attempts after which a job that never finished is set aside.
+pub const MAX_ATTEMPTS: u32 = 2;
+
+/// Marks a job as started (`<session>.inflight`: its id and attempt count)
+/// and returns this attempt's number. A job whose marker survives (its
+/// daemon was killed or hung) counts one more attempt each time it is read.
+pub fn begin_job(home: &Home, session: &str, job_id: &str) -> Result<u32> {
+    let path = file(home, session, "inflight")?;
+    let previous = fs::read_to_string(&path).unwrap_or_default();
+    let attempts = match previous.split_once(' ') {
+        Some((id, n)) if id == job_id => n.trim().parse::<u32>().unwrap_or(0),
+        _ => 0,
+    } + 1;
+    rollgraph_engine::store::write_atomic(&path, format!("{job_id} {attempts}").as_bytes())?;
+    Ok(attempts)
+}
+
+/// Clears the in-flight marker once a job is done (or failed cleanly).
+pub fn end_job(home: &Home, session: &str) {
+    if let Ok(p) = file(home, session, "inflight") {
+        let _ = fs::remove_file(p);
+    }
+}
+
+/// Most bytes kept in a session's set-aside file.
+const FAILED_MAX_BYTES: u64 = 1 << 20;
+
+/// Sets a job aside in `<session>.failed` (JSON lines) with the reason, so it is
+/// not retried forever and can be looked at.
+pub fn set_aside(home: &Home, session: &str, line: &JobLine, reason: &str) -> Result<()> {
+    let path = file(home, session, "failed")?;
+    if fs::metadata(&path).map(|m| m.len()).unwrap_or(0) > FAILED_MAX_BYTES {
+        bail!("{} is full; job dropped: {reason}", path.display());
+    }
+    let mut v = serde_json::to_value(line)?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "reason".into(),
+            serde_json::Value::String(reason.to_owned()),
+        );
+    }
+    let mut bytes = serde_json::to_vec(&v)?;
+    bytes.push(b'\n');
+    let mut f = rollgraph_engine::store::open_private_append(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    f.write_all(&bytes)?;
+    Ok(())
+}
+
+/// Jobs set aside for a session, with their reasons.
+pub fn set_aside_jobs(home: &Home, session: &str) -> Vec<serde_json::Value> {
+    file(home, session, "failed")
+        .ok()
+        .and_then(|p| fs::read_to_string(p).ok())
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Whether a session has unprocessed jobs.
+pub fn session_pending(home: &Home, s: &str) -> bool {
+    let len = spool_path(home, s)
+        .ok()
+        .and_then(|p| fs::metadata(p).ok())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    len > read_offset(home, s)
 }
 
 #[cfg(test)]
@@ -377,7 +438,7 @@ mod tests {
         assert_eq!(b.jobs.len(), 1);
         assert_eq!(b.jobs[0].0.job, Job::Reply { text: "r2".into() });
         commit(&home, "s1", b.end).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!pending(&home));
+        assert!(!session_pending(&home, "s1"));
         compact(&home, "s1").unwrap_or_else(|e| panic!("{e}"));
         let len = fs::metadata(spool_path(&home, "s1").unwrap_or_default())
             .map(|m| m.len())

@@ -21,7 +21,7 @@ use rollgraph_engine::lifecycle::{self, ReconcileReason};
 use rollgraph_engine::probe::Probe;
 use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
-use rollgraph_engine::transcript::Turn;
+use rollgraph_engine::transcript::{self, Turn};
 
 use crate::expand;
 use crate::ipc::Request;
@@ -38,10 +38,23 @@ pub fn make_probe(config: &Config, home: &Home) -> Box<dyn Probe + Send> {
     rollgraph_engine::llm::probe_from_config(config, home)
 }
 
-/// Processes every spooled job; returns how many were processed.
-pub fn drain(home: &Home, config: &Config) -> usize {
+/// The job a drain is working on: (session, job id, since when).
+pub type Current = std::sync::Arc<std::sync::Mutex<Option<(String, String, std::time::Instant)>>>;
+
+/// Processes the spooled jobs of every session but those in `skip` (a
+/// session whose job is stuck past its deadline in another drain),
+/// publishing the job in progress in `current`.
+pub fn drain_with(
+    home: &Home,
+    config: &Config,
+    skip: &std::collections::BTreeSet<String>,
+    current: Option<&Current>,
+) -> usize {
     let mut total = 0;
     for session in spool::sessions(home) {
+        if skip.contains(&session) {
+            continue;
+        }
         let mut moved = false;
         loop {
             let batch = match spool::take(home, &session, spool::BATCH_MAX) {
@@ -65,10 +78,12 @@ pub fn drain(home: &Home, config: &Config) -> usize {
             }
             moved = true;
             let n = batch.jobs.len();
-            match process(home, config, &session, batch) {
+            match process(home, config, &session, batch, current) {
                 Ok(done) => total += done,
                 Err(e) => {
-                    // The session is busy (an expansion holds it): retry later.
+                    // The session is busy (an expansion holds it): retry later,
+                    // and that retry is not an attempt that failed.
+                    spool::end_job(home, &session);
                     tracing::warn!("session {session}: {e:#}; will retry");
                     break;
                 }
@@ -84,11 +99,40 @@ pub fn drain(home: &Home, config: &Config) -> usize {
     total
 }
 
-/// Applies a batch of one session's jobs, committing each as it is done.
-fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) -> Result<usize> {
+/// Applies a batch of one session's jobs, committing each as it is done. A
+/// job whose daemon was killed or hung on it [`spool::MAX_ATTEMPTS`] times
+/// is set aside with its reason instead of being tried again.
+fn process(
+    home: &Home,
+    config: &Config,
+    session_id: &str,
+    batch: spool::Batch,
+    current: Option<&Current>,
+) -> Result<usize> {
     let mut open: Option<Session> = None;
     let mut done = 0;
     for (line, offset) in batch.jobs {
+        let id = job_id(&line);
+        let attempts = spool::begin_job(home, session_id, &id).unwrap_or(1);
+        if attempts > spool::MAX_ATTEMPTS {
+            let reason = format!(
+                "the daemon stopped {} times while running this {} job (killed, or stuck past its deadline); set aside",
+                attempts - 1,
+                kind(&line.job)
+            );
+            tracing::error!("session {session_id}: job {id}: {reason}");
+            if let Err(e) = spool::set_aside(home, session_id, &line, &reason) {
+                tracing::warn!("session {session_id}: {e:#}");
+            }
+            spool::commit(home, session_id, offset)?;
+            spool::end_job(home, session_id);
+            continue;
+        }
+        if let Some(c) = current
+            && let Ok(mut g) = c.lock()
+        {
+            *g = Some((session_id.to_owned(), id.clone(), std::time::Instant::now()));
+        }
         // Startup, resume and clear may all begin a new session id (seed it,
         // recover crashed ones); compact continues the same session.
         let lifecycle = matches!(&line.job, Job::Reconcile { .. })
@@ -105,6 +149,14 @@ fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) 
                 open = Some(open_session(home, config, session_id)?);
             }
             if let Some(s) = open.as_mut()
+                && !s.state.mark_job(&id)
+            {
+                // Applied before a restart that came before its commit.
+                tracing::info!(
+                    "session {session_id}: {} job {id} was already applied; skipped",
+                    kind(&line.job)
+                );
+            } else if let Some(s) = open.as_mut()
                 && let Err(e) = apply(s, config, home, &line)
             {
                 tracing::warn!(
@@ -129,6 +181,12 @@ fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) 
             }
         }
         spool::commit(home, session_id, offset)?;
+        spool::end_job(home, session_id);
+        if let Some(c) = current
+            && let Ok(mut g) = c.lock()
+        {
+            *g = None;
+        }
         done += 1;
     }
     Ok(done)
@@ -136,10 +194,22 @@ fn process(home: &Home, config: &Config, session_id: &str, batch: spool::Batch) 
 
 fn open_session(home: &Home, config: &Config, id: &str) -> Result<Session> {
     let s = Session::open_with_timeout(home, id, config.clone(), Duration::from_secs(2))?;
-    if let Some(t) = &s.load.truncated {
-        tracing::warn!("session {id}: {t}");
+    if s.load.damaged() {
+        tracing::warn!("session {id}: {}", s.load.summary());
     }
     Ok(s)
+}
+
+/// A stable id for a spooled job: FNV-1a over its JSON (session, time to
+/// the nanosecond, content), the same in every daemon that reads it.
+pub fn job_id(line: &JobLine) -> String {
+    let bytes = serde_json::to_vec(line).unwrap_or_default();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 fn kind(job: &Job) -> &'static str {
@@ -319,7 +389,8 @@ fn same_reply(a: &str, b: &str) -> bool {
 /// The turn before `prompt` in the tail of a transcript (redacted by the
 /// transcript reader), or the newest turn when `prompt` is not there yet.
 pub fn previous_reply(path: &Path, prompt: &str) -> Result<Option<Turn>> {
-    let mut f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut f =
+        transcript::open_regular(path).with_context(|| format!("opening {}", path.display()))?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let start = len.saturating_sub(TRANSCRIPT_TAIL);
     f.seek(SeekFrom::Start(start))?;
@@ -356,6 +427,7 @@ pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde
                 &handle,
                 now,
                 Duration::from_secs(3),
+                true,
             )?;
             Ok(serde_json::to_value(e)?)
         }
@@ -372,6 +444,7 @@ pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde
                 limit,
                 now,
                 Duration::from_secs(3),
+                true,
             )?;
             Ok(serde_json::to_value(q)?)
         }

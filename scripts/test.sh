@@ -15,4 +15,16 @@ bash scripts/provision.sh
 bash scripts/provision-words.sh
 export ROLLGRAPH_REQUIRE_MODEL=1
 # Benches are measured by `cargo bench` / `rollgraph bench`, not run as tests.
+# The integration tests include the fast subset of the fault campaign
+# (tests/faults.rs: fuzzed hook inputs, kill -9 trials, concurrent sessions,
+# the corruption matrix, the secrets corpus); `scripts/faults.sh` runs it in full.
 cargo test --workspace --lib --bins --tests "$@"
+
+# The real-browser check of `rollgraph view` runs when a browser is here
+# (`bash scripts/view-check.sh` alone installs Chromium from the Debian packages).
+if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+  || command -v google-chrome >/dev/null 2>&1 || [ -n "${CHROMIUM:-}" ]; then
+  ROLLGRAPH_BIN=target/debug/rollgraph bash scripts/view-check.sh
+else
+  echo "test.sh: no Chromium here, skipping scripts/view-check.sh (run it alone to install one)" >&2
+fi

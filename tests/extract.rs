@@ -378,3 +378,44 @@ fn details_follow_the_conversation_and_keep_evidence() {
     assert_eq!(n.evidence[1].turn, 2);
     assert_eq!(n.evidence[1].speaker, "user");
 }
+
+#[test]
+fn terse_answers_and_a_bare_instead_are_choices() {
+    words();
+    let d =
+        extract::answer_choice("parser: zorp derive", "", None).unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.label, "Use zorp derive for parser");
+    let d = extract::answer_choice(
+        "Brokk bucket.",
+        "Two options: a Brokk bucket with locking, or Zephyrq workspaces. Which one?",
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert!(d.label.contains("Brokk"), "{}", d.label);
+    // Not an answer when nothing was offered, or when it is a question.
+    assert!(extract::answer_choice("Brokk bucket.", "Done, tests pass.", None).is_none());
+    assert!(extract::answer_choice("parser: which one?", "", None).is_none());
+    let g = session(&[
+        "Let's use Zephyrq for parsing.",
+        "Let's try Brokk instead.",
+        "Ok, let's go back to Zephyrq.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Zephyrq")), "{live:?}");
+    assert!(!live.iter().any(|l| l.contains("Brokk")), "{live:?}");
+}
+
+#[test]
+fn redaction_placeholders_never_become_names() {
+    words();
+    for s in [
+        "my admin password is [REDACTED:prose] so use it",
+        "Set `[REDACTED:token]` in the env and restart Brokk.",
+    ] {
+        let got = kinds(s);
+        assert!(
+            got.iter().all(|(l, _)| !l.contains("REDACTED")),
+            "{s:?} → {got:?}"
+        );
+    }
+}

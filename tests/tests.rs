@@ -12,8 +12,12 @@ mod bad_input;
 mod crash;
 /// The daemon: a whole session of hook calls, single instance, idle exit.
 mod daemon;
+/// `rollgraph eval`: a labelled corpus scored through the real pipeline.
+mod eval;
 /// The embedded probe's text analysis and supersession, table by table.
 mod extract;
+/// The fault campaign (fast subset here; `scripts/faults.sh` runs it in full).
+mod faults;
 /// `rollgraph hook claude`: every event and every bad input, as a process.
 mod hook;
 /// Each host's hook: output shapes, warm start, resume, Gemini, Codex, the slim binary.
@@ -30,11 +34,19 @@ mod mcp;
 mod props;
 /// The reconciler's LLM adjudication and graduation drafts against a scripted server.
 mod reconcile_llm;
+/// Damaged state: read-only commands change nothing, writers repair and report.
+mod recovery;
 /// Replay of the example session: renders snapshotted at several points, the probe rate.
 mod replay;
 /// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
 mod review;
+/// The secrets corpus through the hook, the daemon and replay: no raw value anywhere.
+mod secrets;
 /// The local embedding model: near-duplicate merge, the lexical fallback.
 mod semantic;
+/// A job stuck in the daemon: other sessions go on, SIGTERM still ends it.
+mod stuck;
+/// `rollgraph view` and `export`: the page's data, escaping, odd and huge graphs, read-only.
+mod view;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.
 mod warm;

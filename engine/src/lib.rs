@@ -35,7 +35,7 @@ pub mod turn;
 #[cfg(any(test, feature = "synth"))]
 pub mod synth;
 
-pub use io::{clock, config, hosts, plain, redact, store, transcript};
+pub use io::{clock, config, hosts, peek, plain, redact, store, transcript};
 pub use memory::{graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
 pub use retrieval::{embed, query, semantic};

@@ -62,6 +62,9 @@ pub struct Decision {
     pub sentence: String,
 }
 
+/// What `replaced` holds when the user drops "that": the choice made last.
+pub const PREVIOUS_CHOICE: &str = "(the previous choice)";
+
 /// A correction found in one sentence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Correction {
@@ -320,14 +323,11 @@ fn find_ci(hay: &str, needle: &str) -> Option<usize> {
     None
 }
 
-/// Whether a word is capitalised like a name ("Hallam", "O'Neil").
-
 /// Whether a lowercase word could be a name: alphabetic, not a function word,
 /// not closed-class, not very common English.
 fn could_be_lower_name(w: &str) -> bool {
     let chars = w.chars().count();
-    chars >= 2
-        && chars <= 20
+    (2..=20).contains(&chars)
         && w.chars()
             .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
         && w.chars().next().is_some_and(char::is_lowercase)
@@ -347,7 +347,8 @@ fn common_at_start(w: &str) -> bool {
         return true;
     }
     if lexicon::frequencies_loaded() {
-        lexicon::is_common(&lower, 3.2)
+        // "Dashboards", "Duplicates": an inflected form is as common as its stem.
+        lexicon::is_common(&lower, 3.2) || lexicon::is_common(&stem(&lower), 3.2)
     } else {
         // Without the frequency list a lone capitalised word at a sentence
         // start is only a name when something else says so.
@@ -364,6 +365,11 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
     let mut i = 0;
     while i < ws.len() {
         let w = &ws[i];
+        // A redaction placeholder stands for a secret: never a name.
+        if w.raw.contains("REDACTED") {
+            i += 1;
+            continue;
+        }
         if let Some(p) = file_path(w.text, root) {
             out.push(Mention {
                 label: p,
@@ -404,9 +410,8 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             continue;
         }
         if is_capitalized(w.text)
-            && !lexicon::is_closed_class(&lower)
             && w.sentence_start
-            && common_at_start(w.text)
+            && lexicon::PERSON_BEFORE.contains(&lower)
             && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
             && !w.raw.ends_with([',', '.', ':', ';'])
         {
@@ -502,7 +507,19 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         // Lowercase names a role pattern vouches for: "sam just became our
         // tech lead", "my sister nora", "ask kim", "lena from finance".
         if could_be_lower_name(w.text) && !w.backticked {
-            let role = lower_role_after(&ws, i + 1).or_else(|| role_before(&ws, i));
+            // Before a lowercase name the role needs its determiner: "my
+            // sister nora", "our designer kim", not "(PM) needs".
+            let det_role = || {
+                (i >= 2
+                    && !ws[i - 1].raw.contains([')', '(', ',', '.'])
+                    && matches!(
+                        ws[i - 2].text.to_lowercase().as_str(),
+                        "my" | "our" | "new" | "your" | "their"
+                    ))
+                .then(|| role_before(&ws, i))
+                .flatten()
+            };
+            let role = lower_role_after(&ws, i + 1).or_else(det_role);
             let asked = i > 0
                 && matches!(
                     ws[i - 1].text.to_lowercase().as_str(),
@@ -708,6 +725,11 @@ fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
     None
 }
 
+/// Whether byte offset `p` of `s` sits inside a backticked span.
+fn in_backticks(s: &str, p: usize) -> bool {
+    s[..p].matches('`').count() % 2 == 1
+}
+
 fn strip_clause(s: &str) -> &str {
     let mut end = s.len();
     for stop in [
@@ -733,7 +755,7 @@ fn strip_clause(s: &str) -> &str {
     ] {
         if let Some(p) = find_ci(s, stop.trim_start()).filter(|p| {
             // a leading space in the stop means "a new word": honour it
-            !stop.starts_with(' ') || *p > 0
+            (!stop.starts_with(' ') || *p > 0) && !in_backticks(s, *p)
         }) {
             end = end.min(p);
         }
@@ -1009,7 +1031,11 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let mut from_part: Option<String> = None;
         let switchy = cue.contains("switch") || cue.contains("move") || cue.contains("migrat");
         if switchy && !cue.ends_with(" to") {
-            // "switch the queue to X", "move email from A to B"
+            // "switch the queue to X", "move email from A to B"; a bare
+            // "switch" with no "to" ("switch copy between …") decides nothing.
+            if matches!(cue, "switch" | "migrate") && find_ci(rest, "to").is_none() {
+                continue;
+            }
             if let Some(p) = find_ci(rest, "to") {
                 let before = rest[..p].trim();
                 if let Some(f) = find_ci(before, "from") {
@@ -1027,6 +1053,15 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let (choice_part, mut replaced) = split_replaced(rest, cue == "replace");
         if replaced.is_none() {
             replaced = from_part;
+        }
+        // "let's use X instead": instead of the choice made last.
+        if replaced.is_none()
+            && strip_clause(choice_part)
+                .split_whitespace()
+                .last()
+                .is_some_and(|w| w.eq_ignore_ascii_case("instead"))
+        {
+            replaced = Some(PREVIOUS_CHOICE.to_owned());
         }
         let choice = trim_fillers(&truncate_words(strip_clause(choice_part), 8));
         if choice.is_empty() || is_non_choice(&choice) {
@@ -1162,6 +1197,38 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
             sentence,
         ));
     }
+    // "recharts is out", "last-write-wins is out": a drop, stated after.
+    if let Some(p) = find_ci(sentence, "is out") {
+        let head = sentence[..p].trim();
+        let head = head.rsplit(['.', ';', ',']).next().unwrap_or(head).trim();
+        let head = head
+            .split_whitespace()
+            .filter(|w| !lexicon::INTERJECTIONS.contains(w.to_lowercase().as_str()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if (1..=4).contains(&head.split_whitespace().count())
+            && let Some(dropped) = chosen_of(&head, root)
+        {
+            let after = sentence[p + 6..].trim_start_matches([';', ',', '.', ' ', '-', '—']);
+            if let Some(d) = decision(after, root).filter(|d| d.chosen.is_some()) {
+                return Some(Decision {
+                    label: format!("{} instead of {dropped}", d.label),
+                    replaced: Some(dropped),
+                    sentence: sentence.to_owned(),
+                    ..d
+                });
+            }
+            return Some(finish_decision(
+                format!("Drop {dropped}"),
+                None,
+                Some(dropped),
+                "",
+                "",
+                DecisionMove::Drop,
+                sentence,
+            ));
+        }
+    }
     // Dropping an earlier choice, maybe naming the replacement.
     for cue in lexicon::REJECTION_CUES.iter() {
         let Some(at) = find_ci(sentence, cue) else {
@@ -1190,10 +1257,18 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .trim_end_matches(" thing")
             .trim_end_matches(" option")
             .trim();
-        if dropped.is_empty() || is_non_choice(dropped) {
+        let pronoun = matches!(
+            dropped.to_lowercase().as_str(),
+            "that" | "it" | "this" | "those"
+        );
+        if !pronoun && (dropped.is_empty() || is_non_choice(dropped)) {
             continue;
         }
-        let dropped = chosen_of(dropped, root).unwrap_or_else(|| truncate_words(dropped, 4));
+        let dropped = if pronoun {
+            PREVIOUS_CHOICE.to_owned()
+        } else {
+            chosen_of(dropped, root).unwrap_or_else(|| truncate_words(dropped, 4))
+        };
         // The replacement, when the rest of the sentence names one.
         let after = rest
             .get(dropped_part.len()..)
@@ -1201,6 +1276,13 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .trim_start_matches([',', ';', ' ', '-', '—']);
         let replacement = decision(after, root)
             .and_then(|d| d.chosen.map(|c| (c, d.label)))
+            .or_else(|| {
+                // "do client side", "use the small pool": a bare imperative.
+                let a = after.trim();
+                let r = strip_prefix_ci(a, "do ").or_else(|| strip_prefix_ci(a, "use "))?;
+                decision(&format!("let's use {r}"), root)
+                    .and_then(|d| d.chosen.map(|c| (c, d.label)))
+            })
             .or_else(|| {
                 // "Y is enough", "Y is fine", "Y it is", "Y will do"
                 let a = after.trim();
@@ -1215,6 +1297,8 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 ]
                 .iter()
                 .find_map(|m| find_ci(a, m).map(|p| a[..p].trim()))
+                // Only the last clause before "will do": "by the way; X will do".
+                .map(|y| y.rsplit([';', ',']).next().unwrap_or(y).trim())
                 .filter(|y| !y.is_empty() && y.split_whitespace().count() <= 8)
                 .and_then(|y| chosen_of(y, root).map(|c| (c, format!("Use {y}"))))
             })
@@ -1223,12 +1307,9 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 // last thing of the dropped one's kind that the rest names.
                 let kind_of = |t: &str| mentions(&format!("x {t}"), root).first().map(|m| m.kind);
                 let want = kind_of(&dropped)?;
-                let m = mentions(after, root)
-                    .into_iter()
-                    .filter(|m| {
-                        m.kind == want && normalize_name(&m.label) != normalize_name(&dropped)
-                    })
-                    .last()?;
+                let m = mentions(after, root).into_iter().rev().find(|m| {
+                    m.kind == want && normalize_name(&m.label) != normalize_name(&dropped)
+                })?;
                 let clause = trim_fillers(&truncate_words(strip_clause(after), 10));
                 Some((m.label.clone(), cap_first(&clause)))
             });
@@ -1318,6 +1399,70 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
     None
 }
 
+/// A terse answer that makes a choice: "parser: clap derive" (a topic and
+/// its choice), or the first words of a prompt naming one of the options the
+/// reply before it offered ("…the bucket or workspaces?" → "GCS bucket.").
+pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> Option<Decision> {
+    let s = first.trim().trim_end_matches(['.', '!']);
+    if s.is_empty() || s.ends_with('?') || s.split_whitespace().count() > 6 {
+        return None;
+    }
+    if let Some((topic, choice)) = s.split_once(": ") {
+        let topic = topic.trim();
+        let choice = choice.trim();
+        let topic_ok = (1..=2).contains(&topic.split_whitespace().count())
+            && topic
+                .chars()
+                .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
+            && !lexicon::is_closed_class(&topic.to_lowercase());
+        if topic_ok
+            && (1..=4).contains(&choice.split_whitespace().count())
+            && !is_non_choice(choice)
+        {
+            let chosen = chosen_of(choice, root)?;
+            return Some(finish_decision(
+                format!("Use {choice} for {topic}"),
+                Some(chosen),
+                None,
+                topic,
+                choice,
+                DecisionMove::Choose,
+                first.trim(),
+            ));
+        }
+        return None;
+    }
+    // Picking one of the options just offered.
+    let offered = previous_reply.contains('?')
+        && (find_ci(previous_reply, "or").is_some()
+            || find_ci(previous_reply, "options").is_some());
+    if !offered || s.split_whitespace().count() > 4 || s.contains(',') {
+        return None;
+    }
+    let content = content_words(s);
+    let reply_words = content_words(previous_reply);
+    if content.is_empty() || !content.iter().all(|w| reply_words.contains(w)) {
+        return None;
+    }
+    if lexicon::ACCEPT_CUES
+        .iter()
+        .any(|c| s.eq_ignore_ascii_case(c))
+        || is_non_choice(s)
+    {
+        return None;
+    }
+    let chosen = chosen_of(s, root)?;
+    Some(finish_decision(
+        format!("Use {s}"),
+        Some(chosen),
+        None,
+        "",
+        s,
+        DecisionMove::Choose,
+        first.trim(),
+    ))
+}
+
 /// Whether a prompt accepts what was just proposed ("yes, do that",
 /// "sounds good, go with it"): it opens with an acceptance and is short.
 pub fn is_acceptance(prompt: &str) -> bool {
@@ -1374,7 +1519,9 @@ pub fn correction(sentence: &str) -> Option<Correction> {
     if body.split_whitespace().count() < 3 {
         return None;
     }
-    let says = body.chars().any(|c| c.is_ascii_digit())
+    let says = inner
+        || body.chars().any(|c| c.is_ascii_digit())
+        || body.contains("'s ")
         || [
             " is ", " are ", " was ", " not ", " should ", " in ", " at ", " goes ", " lives ",
         ]

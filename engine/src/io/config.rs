@@ -73,8 +73,8 @@ impl Default for GateConfig {
             domain_window: 3,
             min_entity_len: 3,
             max_reported_entities: 8,
-            soft_quiet_turns: 2,
-            new_entity_points: 2,
+            soft_quiet_turns: 3,
+            new_entity_points: 3,
             domain_min_score: 5,
         }
     }
@@ -114,6 +114,9 @@ impl Default for ProbeConfig {
     }
 }
 
+/// The least `decay.max_nodes` accepted: a smaller graph cannot hold a session.
+pub const MIN_MAX_NODES: usize = 50;
+
 /// Decay constants (§4 of the design).
 ///
 /// `new = w × (1 − rate × distance_factor × (1 − shield × recency)) × time_factor`
@@ -141,7 +144,10 @@ pub struct DecayConfig {
     pub durable_factor: f64,
     /// People and projects decay this much slower (rate × factor).
     pub entity_factor: f64,
-    /// Non-anchor nodes under this weight are pruned when the graph is over `max_nodes`.
+    /// When the graph goes over `max_nodes`, every non-anchor node under this
+    /// weight (outside supersedes chains) is pruned, not just enough to get
+    /// back under the limit, so the graph sheds its dust at once and keeps
+    /// headroom; stronger nodes are pruned only while still over the limit.
     pub prune_below: f64,
     /// Most nodes a hot graph keeps.
     pub max_nodes: usize,
@@ -354,15 +360,164 @@ pub enum ConfigError {
         /// What is wrong, with line and column.
         message: String,
     },
+    /// Values parse but make no sense (out of range, NaN, min above max).
+    #[error("invalid config: {}", problems.iter().map(|p| format!("{}:{p}", path.display())).collect::<Vec<_>>().join("; "))]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// One `key: what is wrong` per problem.
+        problems: Vec<String>,
+    },
+}
+
+/// Collects out-of-range values as `section.key = value: must be …`.
+struct Check(Vec<String>);
+
+impl Check {
+    fn unit(&mut self, key: &str, v: f64) {
+        if !(0.0..=1.0).contains(&v) {
+            self.0.push(format!("{key} = {v}: must be between 0 and 1"));
+        }
+    }
+    fn range(&mut self, key: &str, v: f64, lo: f64, hi: f64) {
+        if !(lo..=hi).contains(&v) {
+            self.0
+                .push(format!("{key} = {v}: must be between {lo} and {hi}"));
+        }
+    }
+    fn positive(&mut self, key: &str, v: f64) {
+        if !(v > 0.0 && v.is_finite()) {
+            self.0
+                .push(format!("{key} = {v}: must be a positive number"));
+        }
+    }
+    fn at_least(&mut self, key: &str, v: u64, min: u64) {
+        if v < min {
+            self.0.push(format!("{key} = {v}: must be at least {min}"));
+        }
+    }
+    fn non_negative(&mut self, key: &str, v: i64) {
+        if v < 0 {
+            self.0.push(format!("{key} = {v}: must not be negative"));
+        }
+    }
 }
 
 impl Config {
-    /// Parses a TOML string.
+    /// Parses a TOML string and checks every value for sense.
     pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
+        let c: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_owned(),
             message: e.to_string(),
-        })
+        })?;
+        let problems = c.problems();
+        if problems.is_empty() {
+            Ok(c)
+        } else {
+            Err(ConfigError::Invalid {
+                path: path.to_owned(),
+                problems,
+            })
+        }
+    }
+
+    /// Every value out of its range, as `section.key = value: must be …`
+    /// (empty when the configuration makes sense).
+    pub fn problems(&self) -> Vec<String> {
+        let mut c = Check(Vec::new());
+        let g = &self.gate;
+        c.at_least("gate.dead_mans_switch", u64::from(g.dead_mans_switch), 1);
+        c.at_least("gate.domain_window", g.domain_window as u64, 1);
+        c.at_least("gate.min_entity_len", g.min_entity_len as u64, 1);
+        c.at_least(
+            "gate.max_reported_entities",
+            g.max_reported_entities as u64,
+            1,
+        );
+        c.at_least("gate.new_entity_points", u64::from(g.new_entity_points), 1);
+        let p = &self.probe;
+        c.at_least("probe.max_input_chars", p.max_input_chars as u64, 200);
+        c.unit("probe.new_weight", p.new_weight);
+        c.unit("probe.decision_weight", p.decision_weight);
+        c.unit("probe.correction_weight", p.correction_weight);
+        c.unit("probe.preference_weight", p.preference_weight);
+        c.unit("probe.mention_boost", p.mention_boost);
+        c.at_least("probe.max_ops", p.max_ops as u64, 1);
+        let d = &self.decay;
+        c.unit("decay.rate", d.rate);
+        c.at_least("decay.max_distance", u64::from(d.max_distance), 1);
+        c.positive("decay.recency_half_life_hours", d.recency_half_life_hours);
+        c.unit("decay.recency_shield", d.recency_shield);
+        c.unit("decay.time_erosion", d.time_erosion);
+        c.unit("decay.anchor_floor", d.anchor_floor);
+        c.unit("decay.activation_boost", d.activation_boost);
+        c.unit("decay.durable_factor", d.durable_factor);
+        c.unit("decay.entity_factor", d.entity_factor);
+        c.unit("decay.prune_below", d.prune_below);
+        c.at_least("decay.max_nodes", d.max_nodes as u64, MIN_MAX_NODES as u64);
+        let r = &self.render;
+        c.at_least("render.max_tokens", r.max_tokens as u64, 100);
+        if r.min_tokens > r.max_tokens {
+            c.0.push(format!(
+                "render.min_tokens = {}: must not exceed render.max_tokens ({})",
+                r.min_tokens, r.max_tokens
+            ));
+        }
+        c.at_least("render.focus_max", r.focus_max as u64, 1);
+        c.unit("render.min_weight", r.min_weight);
+        c.at_least(
+            "store.snapshot_every",
+            u64::from(self.store.snapshot_every),
+            1,
+        );
+        c.at_least("store.log_max_bytes", self.store.log_max_bytes, 1024);
+        let l = &self.llm;
+        c.at_least("llm.timeout_ms", l.timeout_ms, 1);
+        c.at_least("llm.max_tokens", u64::from(l.max_tokens), 1);
+        c.range("llm.temperature", f64::from(l.temperature), 0.0, 2.0);
+        c.at_least("llm.breaker_threshold", u64::from(l.breaker_threshold), 1);
+        let e = &self.embed;
+        c.range(
+            "embed.duplicate_threshold",
+            f64::from(e.duplicate_threshold),
+            -1.0,
+            1.0,
+        );
+        c.range(
+            "embed.proactive_threshold",
+            f64::from(e.proactive_threshold),
+            -1.0,
+            1.0,
+        );
+        c.range(
+            "embed.explicit_threshold",
+            f64::from(e.explicit_threshold),
+            -1.0,
+            1.0,
+        );
+        let k = &self.reconcile;
+        c.at_least(
+            "reconcile.checkpoint_every",
+            u64::from(k.checkpoint_every),
+            1,
+        );
+        c.unit("reconcile.graduate_min_weight", k.graduate_min_weight);
+        c.at_least(
+            "reconcile.graduate_min_sessions",
+            k.graduate_min_sessions as u64,
+            1,
+        );
+        c.non_negative("reconcile.graduate_stable_days", k.graduate_stable_days);
+        c.non_negative("reconcile.archive_after_days", k.archive_after_days);
+        c.range(
+            "reconcile.ambiguous_threshold",
+            f64::from(k.ambiguous_threshold),
+            -1.0,
+            1.0,
+        );
+        c.positive("reconcile.warm_half_life_days", k.warm_half_life_days);
+        c.unit("reconcile.reinforce", k.reinforce);
+        c.0
     }
 
     /// Loads the config at `path`; a missing file gives the defaults.
@@ -435,6 +590,40 @@ mod tests {
             Some(Config::default()),
             "config.example.toml drifted from the defaults"
         );
+    }
+
+    #[test]
+    fn out_of_range_values_are_named_with_file_and_key() {
+        let cases = [
+            ("[decay]\nmax_nodes = 0\n", "decay.max_nodes"),
+            ("[decay]\nrate = -0.5\n", "decay.rate"),
+            ("[decay]\nrate = nan\n", "decay.rate"),
+            ("[decay]\ntime_erosion = 1.5\n", "decay.time_erosion"),
+            ("[render]\nmax_tokens = 0\n", "render.max_tokens"),
+            (
+                "[render]\nmin_tokens = 900\nmax_tokens = 800\n",
+                "render.min_tokens",
+            ),
+            ("[store]\nsnapshot_every = 0\n", "store.snapshot_every"),
+            ("[llm]\ntemperature = -1.0\n", "llm.temperature"),
+            (
+                "[reconcile]\nwarm_half_life_days = 0.0\n",
+                "reconcile.warm_half_life_days",
+            ),
+            (
+                "[decay]\nrecency_half_life_hours = inf\n",
+                "decay.recency_half_life_hours",
+            ),
+        ];
+        for (text, key) in cases {
+            let err = Config::from_toml(text, Path::new("/x/config.toml"));
+            let msg = err.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                msg.contains(&format!("/x/config.toml:{key}")),
+                "{text:?} → {msg:?}"
+            );
+        }
+        assert!(Config::default().problems().is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 pub mod clock;
 pub mod config;
 pub mod hosts;
+pub mod peek;
 pub mod plain;
 pub mod redact;
 pub mod store;

@@ -94,13 +94,10 @@ pub fn parse_any(text: &str) -> Transcript {
     }
 }
 
-/// Reads a conversation file in either format.
+/// Reads a conversation file in either format (a regular file only, bounded,
+/// as [`crate::transcript::read_text`] reads it).
 pub fn read_any(path: &Path) -> Result<Transcript, TranscriptError> {
-    let bytes = std::fs::read(path).map_err(|error| TranscriptError::Io {
-        path: path.display().to_string(),
-        error,
-    })?;
-    Ok(parse_any(&String::from_utf8_lossy(&bytes)))
+    Ok(parse_any(&crate::transcript::read_text(path)?))
 }
 
 #[cfg(test)]

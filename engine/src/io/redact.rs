@@ -41,15 +41,15 @@ const TOKEN_PATTERN: &str = concat!(
 );
 
 const ASSIGNMENT_PATTERN: &str = concat!(
-    r#"(?i)\b[A-Za-z0-9_\-\.]*(?:api[_\-]?key|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_\-]?key|auth)[A-Za-z0-9_\-\.]*"#,
+    r#"(?i)\b[A-Za-z0-9_\-\.]*(?:api[_\-]?key|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_\-]?key|auth|key)[A-Za-z0-9_\-\.]*"#,
     r#"["']?\s*(?:=|:|=>)\s*["']?([^\s"',;]{6,})"#
 );
 
-static RULES: [Rule; 6] = [
+static RULES: [Rule; 7] = [
     Rule {
         kind: "private-key",
         re: LazyLock::new(|| {
-            Regex::new(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)").ok()
+            Regex::new(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)").ok()
         }),
         group: 0,
         could_match: |t| t.contains("-----BEGIN "),
@@ -93,8 +93,21 @@ static RULES: [Rule; 6] = [
                         "credential",
                         "private",
                         "auth",
+                        "key",
                     ],
                 )
+        },
+    },
+    Rule {
+        // `password=secret` inside a URL, a DSN or a config line: any value
+        // after a password key is a secret, even a plain word.
+        kind: "password",
+        re: LazyLock::new(|| {
+            Regex::new(r"(?i)\b[A-Za-z0-9_\-\.]*(?:password|passwd|passphrase|passcode|pwd)\s*(?:=|:)\s*([^\s&;,'`\x22\)\]]{4,})").ok()
+        }),
+        group: 1,
+        could_match: |t| {
+            (t.contains('=') || t.contains(':')) && contains_any_ci(t, &["pass", "pwd"])
         },
     },
     Rule {
@@ -227,10 +240,331 @@ fn redact_with(text: &str, prefilter: bool) -> Redacted<'_> {
             current = Cow::Owned(out);
         }
     }
+    if !prefilter || could_be_prose_secret(&current) {
+        let (text, n) = redact_prose(&current);
+        if n > 0 {
+            count += n;
+            current = Cow::Owned(text);
+        }
+    }
     Redacted {
         text: current,
         count,
     }
+}
+
+/// Words that make what follows them a secret in prose ("my admin password
+/// is …", "the secret key is …"): strong ones redact any value after `is`,
+/// `:` or `=`; weak ones only a value that looks like a credential.
+const STRONG_WORDS: [&str; 7] = [
+    "password",
+    "passphrase",
+    "passcode",
+    "passwd",
+    "pwd",
+    "pin",
+    "passwords",
+];
+const WEAK_WORDS: [&str; 9] = [
+    "secret",
+    "secrets",
+    "token",
+    "tokens",
+    "key",
+    "keys",
+    "credential",
+    "credentials",
+    "apikey",
+];
+
+/// Words between the connector and the value that are not the value
+/// ("the password is now …", "is set to …").
+const FILLER: [&str; 14] = [
+    "now",
+    "still",
+    "actually",
+    "just",
+    "currently",
+    "simply",
+    "set",
+    "changed",
+    "to",
+    "literally",
+    "always",
+    "probably",
+    "also",
+    "like",
+];
+
+/// Values that read as an ordinary statement about the secret, not the
+/// secret itself ("the password is wrong", "the token is missing").
+const NOT_VALUES: &[&str] = &[
+    "the",
+    "a",
+    "an",
+    "not",
+    "in",
+    "on",
+    "at",
+    "for",
+    "of",
+    "from",
+    "stored",
+    "required",
+    "missing",
+    "empty",
+    "wrong",
+    "correct",
+    "invalid",
+    "expired",
+    "valid",
+    "rotated",
+    "same",
+    "different",
+    "here",
+    "there",
+    "below",
+    "above",
+    "fine",
+    "ok",
+    "okay",
+    "set",
+    "unset",
+    "blank",
+    "too",
+    "being",
+    "what",
+    "which",
+    "that",
+    "this",
+    "it",
+    "my",
+    "your",
+    "our",
+    "their",
+    "his",
+    "her",
+    "only",
+    "gone",
+    "safe",
+    "please",
+];
+
+fn could_be_prose_secret(t: &str) -> bool {
+    contains_any_ci(
+        t,
+        &["pass", "pwd", "pin", "secret", "token", "key", "credential"],
+    )
+}
+
+/// A word with surrounding punctuation and quotes stripped, lower-cased,
+/// possessive dropped: `"Password's` → `password`.
+fn bare_word(w: &str) -> String {
+    let t = w.trim_matches(|c: char| !c.is_alphanumeric());
+    let t = t.strip_suffix("'s").unwrap_or(t);
+    t.to_lowercase()
+}
+
+/// Whether a word names a secret: 2 = strong (password …), 1 = weak (key …).
+fn secret_word(w: &str) -> u8 {
+    let b = bare_word(w);
+    if b.is_empty() || b.len() > 40 {
+        return 0;
+    }
+    if STRONG_WORDS.contains(&b.as_str()) {
+        return 2;
+    }
+    if WEAK_WORDS.contains(&b.as_str()) {
+        return 1;
+    }
+    // Compounds: `admin-password`, `db_password`, `api-key`, `secret_key`.
+    let tail = b.rsplit(['-', '_']).next().unwrap_or("");
+    if tail.len() < b.len() {
+        if STRONG_WORDS.contains(&tail) {
+            return 2;
+        }
+        if WEAK_WORDS.contains(&tail) {
+            return 1;
+        }
+    }
+    if b.ends_with("password") || b.ends_with("passphrase") {
+        return 2;
+    }
+    0
+}
+
+fn is_connector(w: &str) -> bool {
+    matches!(
+        bare_word(w).as_str(),
+        "is" | "was" | "are" | "were" | "equals" | "reads"
+    ) || w == "="
+        || w == ":"
+        || w == "->"
+        || w == "=>"
+}
+
+/// The candidate value inside a word: trailing sentence punctuation and
+/// quotes removed.
+fn value_span(w: &str) -> (usize, usize) {
+    let lead = w.len()
+        - w.trim_start_matches(['"', '\'', '`', '(', '[', '<', '*'])
+            .len();
+    let inner = &w[lead..];
+    let trimmed = inner.trim_end_matches([
+        '"', '\'', '`', ')', ']', '>', '*', '.', ',', ';', '!', '?', ':',
+    ]);
+    (lead, lead + trimmed.len())
+}
+
+/// A string that reads like a generated credential: long, with at least
+/// three of upper case, lower case, digits and symbols (paths and
+/// snake_case identifiers have two).
+fn high_entropy(v: &str) -> bool {
+    if v.len() < 16 || v.contains("REDACTED") {
+        return false;
+    }
+    let classes = [
+        v.bytes().any(|b| b.is_ascii_uppercase()),
+        v.bytes().any(|b| b.is_ascii_lowercase()),
+        v.bytes().any(|b| b.is_ascii_digit()),
+        v.bytes().any(|b| !b.is_ascii_alphanumeric()),
+    ];
+    let n = classes.iter().filter(|c| **c).count();
+    let digits = v.bytes().filter(u8::is_ascii_digit).count();
+    n >= 3 || (v.len() >= 24 && n >= 2 && digits >= 4 && !v.contains('/'))
+}
+
+/// Redacts secrets stated in prose, in user and assistant text alike:
+/// the value after "password/passphrase/secret/token/key … is|:|=", a value
+/// before "is my password", and high-entropy strings next to such words.
+fn redact_prose(text: &str) -> (String, usize) {
+    // Words with their byte spans.
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                words.push((s, i));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push((s, text.len()));
+    }
+    let w = |i: usize| &text[words[i].0..words[i].1];
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    let mark = |cut: &mut Vec<(usize, usize)>, i: usize, strong: bool| {
+        let (a, b) = value_span(w(i));
+        let v = &w(i)[a..b];
+        if v.len() < 4 || v.contains("REDACTED") || v.starts_with(['<', '$', '{']) {
+            return false;
+        }
+        if NOT_VALUES.contains(&bare_word(v).as_str()) {
+            return false;
+        }
+        if !(strong || high_entropy(v) || (looks_like_secret_value(v) && v.len() >= 8)) {
+            return false;
+        }
+        cut.push((words[i].0 + a, words[i].0 + b));
+        true
+    };
+    for i in 0..words.len() {
+        let strength = secret_word(w(i));
+        if strength == 0 {
+            continue;
+        }
+        let strong = strength == 2;
+        // "<value> is my password", "use <value> as the password".
+        if i >= 3
+            && matches!(
+                bare_word(w(i - 1)).as_str(),
+                "my" | "the" | "our" | "your" | "a"
+            )
+            && (is_connector(w(i - 2)) || bare_word(w(i - 2)) == "as")
+            && strong
+        {
+            mark(&mut cut, i - 3, true);
+        }
+        // A command-line flag: `--password <value>`.
+        if strong && w(i).starts_with("--") && !w(i).contains('=') && i + 1 < words.len() {
+            mark(&mut cut, i + 1, true);
+        }
+        // "password: <value>", "key=<value>" within the word itself.
+        let word = w(i);
+        if let Some(p) = word.find([':', '=']) {
+            let rest = &word[p + 1..];
+            if !rest.is_empty() && secret_word(&word[..p]) > 0 {
+                let (a, b) = value_span(rest);
+                let v = &rest[a..b];
+                if v.len() >= 4
+                    && !v.contains("REDACTED")
+                    && (strong || high_entropy(v) || (looks_like_secret_value(v) && v.len() >= 8))
+                {
+                    let off = words[i].0 + p + 1;
+                    cut.push((off + a, off + b));
+                }
+            }
+        }
+        // Forward: "... password for the admin account is <value>".
+        let mut j = i + 1;
+        let end = (i + 10).min(words.len());
+        let mut connected = word.ends_with(':') || word.ends_with('=');
+        while j < end {
+            let cur = w(j);
+            if connected {
+                if FILLER.contains(&bare_word(cur).as_str()) && !cur.ends_with(['.', '!', '?']) {
+                    j += 1;
+                    continue;
+                }
+                mark(&mut cut, j, strong);
+                break;
+            }
+            // A nearer secret word takes over (its own strength decides).
+            if secret_word(cur) > 0 {
+                break;
+            }
+            let (a, b) = value_span(cur);
+            if high_entropy(&cur[a..b]) {
+                mark(&mut cut, j, true);
+            }
+            if is_connector(cur) || (cur.ends_with(':') && !cur.contains("://")) {
+                connected = true;
+            }
+            if cur.ends_with(['.', '!', '?', ';']) && !connected {
+                break;
+            }
+            j += 1;
+        }
+        // Backward: a high-entropy string just before the word ("wJalr… is the secret key").
+        for k in i.saturating_sub(4)..i {
+            let cur = w(k);
+            let (a, b) = value_span(cur);
+            if high_entropy(&cur[a..b]) {
+                mark(&mut cut, k, true);
+            }
+        }
+    }
+    if cut.is_empty() {
+        return (text.to_owned(), 0);
+    }
+    cut.sort_unstable();
+    cut.dedup();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut n = 0;
+    for (a, b) in cut {
+        if a < last {
+            continue;
+        }
+        out.push_str(&text[last..a]);
+        out.push_str(&placeholder("prose"));
+        last = b;
+        n += 1;
+    }
+    out.push_str(&text[last..]);
+    (out, n)
 }
 
 /// A long token mixing upper case, lower case and digits (hex hashes and
@@ -286,6 +620,73 @@ mod tests {
         }
         let r = redact("RESEND_API_KEY=re_8sJk2LmQ9xVbN4pT7wZc1");
         assert!(!r.text.contains("8sJk2LmQ9"), "{}", r.text);
+    }
+
+    #[test]
+    fn secrets_in_prose_are_redacted() {
+        let cases = [
+            (
+                "my admin password is Moonlight-Orchid-42",
+                "Moonlight-Orchid-42",
+            ),
+            (
+                "the secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "wJalrXUtnFEMI",
+            ),
+            (
+                "the password for the admin account is now Saffron_Tiger_1987.",
+                "Saffron_Tiger_1987",
+            ),
+            ("use Zebra!Crossing77 as the password", "Zebra!Crossing77"),
+            ("Glacier-Pepper-88 is my password", "Glacier-Pepper-88"),
+            ("my PIN is 4821", "4821"),
+            (
+                "the token for staging is 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+                "9f8e7d6c5b4a3928",
+            ),
+            (
+                "auth key, copied just now, Hq7Kp2Lm9Xn4Wz8Tb3Vc",
+                "Hq7Kp2Lm9Xn4Wz8Tb3Vc",
+            ),
+            ("psql --password Tr0ub4dor3x -h db", "Tr0ub4dor3x"),
+            (
+                "jdbc:postgresql://db/app?user=app&password=quietmeadow&ssl=true",
+                "quietmeadow",
+            ),
+            (
+                "AccountName=acme;AccountKey=Wq7Zk2Lp9Xm4Nb8Tc3Vd6Hy1Gf5Rs0Ja+Ke==;",
+                "Wq7Zk2Lp9Xm4",
+            ),
+            (
+                "the passphrase is correct-horse-battery-staple",
+                "correct-horse",
+            ),
+        ];
+        for (text, secret) in cases {
+            let r = redact(text);
+            assert!(
+                !r.text.contains(secret),
+                "{text:?} kept {secret:?}: {}",
+                r.text
+            );
+            assert!(r.count >= 1);
+        }
+    }
+
+    #[test]
+    fn talk_about_secrets_is_not_a_secret() {
+        let cases = [
+            "the key is to keep it simple",
+            "the password is wrong, try again",
+            "the token is missing from the request",
+            "we need a secret manager: probably Vault",
+            "PRIMARY KEY DEFAULT gen_random_uuid()",
+            "read the key from RESEND_API_KEY at startup",
+        ];
+        for c in cases {
+            let r = redact(c);
+            assert_eq!(r.text, c, "false positive in {c:?}");
+        }
     }
 
     #[test]

@@ -3,13 +3,20 @@
 //! A session directory holds `snapshot.json` (the graph at journal sequence
 //! N, written to a temp file, fsynced and renamed) and `journal.jsonl` (one
 //! checksummed entry per line, fsynced before it counts as acknowledged).
-//! Loading is snapshot + replay of the entries after N; a torn last line
-//! (a kill mid-write) fails its checksum, is reported and cut off, so a
-//! `kill -9` at any moment loses no acknowledged entry and never leaves a
-//! file that fails to load.
+//! Loading is snapshot + replay of the entries after N. A line that fails
+//! its checksum (a torn last line after a kill mid-write, or outside damage)
+//! is skipped and reported, and reading resyncs on the next record boundary,
+//! so the valid entries after it are kept. Reading never changes a file:
+//! [`scan_journal`] recovers in memory; only a writer ([`Journal::open`])
+//! repairs, by copying the bad bytes aside to a quarantine file and
+//! rewriting the journal with the valid lines.
+//!
+//! Everything created here is private: directories 0700, files 0600,
+//! whatever the process umask.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
@@ -47,6 +54,14 @@ pub enum StoreError {
     /// Another process holds the lock.
     #[error("{0} is locked by another rollgraph process")]
     Locked(PathBuf),
+    /// The state is damaged and this (non-repairing) open leaves it alone.
+    #[error("{path} is damaged ({reason}); a writer repairs it (run `rollgraph doctor --repair`)")]
+    NeedsRepair {
+        /// The session or store directory.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
@@ -128,17 +143,58 @@ pub fn valid_session_id(id: &str) -> bool {
         && !id.contains("..")
 }
 
+/// Creates a directory (and its missing parents) readable by this user only
+/// (0700, whatever the umask). Existing directories are left as they are.
+pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        create_private_dir(parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(io("restrict permissions of", dir))?;
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(io("create directory", dir)(e)),
+    }
+}
+
+/// Creates (truncating) a file readable by this user only (0600).
+pub fn create_private_file(path: &Path) -> std::io::Result<File> {
+    let f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.set_permissions(fs::Permissions::from_mode(0o600))?;
+    Ok(f)
+}
+
+/// Opens a file for appending, creating it 0600 if it does not exist.
+pub fn open_private_append(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+}
+
 /// Writes a file atomically: temp file, fsync, rename, fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(io("create directory", dir))?;
+    create_private_dir(dir)?;
     let tmp = path.with_extension(format!(
         "{}.tmp{}",
         path.extension().and_then(|e| e.to_str()).unwrap_or(""),
         std::process::id()
     ));
     let result = (|| {
-        let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
+        let mut f = create_private_file(&tmp).map_err(io("create", &tmp))?;
         f.write_all(bytes).map_err(io("write", &tmp))?;
         f.sync_all().map_err(io("sync", &tmp))?;
         fs::rename(&tmp, path).map_err(io("rename into place", path))?;
@@ -226,20 +282,211 @@ pub struct Snapshot {
 /// Most probe ids remembered for de-duplication.
 pub const APPLIED_MEMORY: usize = 4096;
 
-/// What loading found.
+/// What loading a hot session found.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadReport {
     /// Sequence of the snapshot used (0 = none).
     pub snapshot_seq: u64,
+    /// Which snapshot the graph was rebuilt from (`snapshot.json`,
+    /// `snapshot.prev.json`, or none).
+    #[serde(default)]
+    pub snapshot_source: Option<String>,
     /// Journal entries replayed.
     pub replayed: usize,
-    /// A torn or corrupt tail that was cut off, described.
-    pub truncated: Option<String>,
+    /// Damage found, in words: a bad snapshot, journal lines that failed
+    /// their checksum, entries lost or that failed to replay. Empty when the
+    /// state is healthy.
+    #[serde(default)]
+    pub damage: Vec<String>,
+    /// Whether something was irrecoverably lost (as opposed to rebuilt).
+    #[serde(default)]
+    pub lost: bool,
+    /// What this writer did to repair it (quarantine copies, rewrites).
+    #[serde(default)]
+    pub repairs: Vec<String>,
+}
+
+impl LoadReport {
+    /// Whether loading found anything wrong.
+    pub fn damaged(&self) -> bool {
+        !self.damage.is_empty()
+    }
+
+    /// The damage and repairs in one line, for logs and warnings.
+    pub fn summary(&self) -> String {
+        let mut parts = self.damage.clone();
+        parts.extend(self.repairs.iter().cloned());
+        parts.join("; ")
+    }
 }
 
 /// What opening a journal gives: the journal, the entries after the
-/// requested sequence, and a description of any torn tail that was cut off.
+/// requested sequence, and a description of any damage that was repaired
+/// (bad lines copied aside to a quarantine file and dropped from the journal).
 pub type Opened<T> = (Journal, Vec<(u64, T)>, Option<String>);
+
+/// What reading a journal found, without changing it.
+#[derive(Debug)]
+pub struct JournalScan<T> {
+    /// Every valid entry, in file order, with its sequence number.
+    pub entries: Vec<(u64, T)>,
+    /// The valid lines exactly as written (what a repair keeps).
+    pub good: Vec<u8>,
+    /// The bytes that failed (torn or corrupt lines): what a repair quarantines.
+    pub bad: Vec<u8>,
+    /// What was wrong, in words (one item per bad stretch).
+    pub damage: Vec<String>,
+}
+
+impl<T> Default for JournalScan<T> {
+    fn default() -> Self {
+        JournalScan {
+            entries: Vec::new(),
+            good: Vec::new(),
+            bad: Vec::new(),
+            damage: Vec::new(),
+        }
+    }
+}
+
+/// The start of every journal record: where reading resyncs after damage.
+const RECORD_START: &[u8] = b"{\"seq\":";
+
+/// Reads a journal without changing it: every line that passes its checksum
+/// is kept, every line that does not is set aside as damage, and reading
+/// resyncs on the next record boundary (the next line, or a record start
+/// inside a damaged line), so one bad entry never hides the ones after it.
+/// A missing file reads as empty.
+pub fn scan_journal<T: DeserializeOwned>(path: &Path) -> Result<JournalScan<T>, StoreError> {
+    let mut bytes = Vec::new();
+    match File::open(path) {
+        Ok(mut f) => {
+            f.read_to_end(&mut bytes).map_err(io("read", path))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalScan::default()),
+        Err(e) => return Err(io("open", path)(e)),
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut scan = JournalScan::default();
+    let mut pos = 0usize;
+    let mut lineno = 0usize;
+    while pos < bytes.len() {
+        lineno += 1;
+        let (line, complete, next) = match bytes[pos..].iter().position(|&b| b == b'\n') {
+            Some(i) => (&bytes[pos..pos + i], true, pos + i + 1),
+            None => (&bytes[pos..], false, bytes.len()),
+        };
+        let whole = &bytes[pos..next];
+        pos = next;
+        if complete && let Some(e) = parse_line::<T>(line) {
+            scan.entries.push(e);
+            scan.good.extend_from_slice(whole);
+            continue;
+        }
+        if !complete {
+            scan.bad.extend_from_slice(whole);
+            scan.damage.push(format!(
+                "{name} line {lineno}: a torn last line ({} bytes, an unfinished write)",
+                whole.len()
+            ));
+            continue;
+        }
+        // Resync inside the damaged line: a lost newline merges two records.
+        let mut resynced = None;
+        let mut from = 1;
+        while from < line.len() {
+            let Some(off) = find(&line[from..], RECORD_START) else {
+                break;
+            };
+            let at = from + off;
+            if let Some(e) = parse_line::<T>(&line[at..]) {
+                resynced = Some((at, e));
+                break;
+            }
+            from = at + 1;
+        }
+        match resynced {
+            Some((at, e)) => {
+                scan.bad.extend_from_slice(&line[..at]);
+                scan.bad.push(b'\n');
+                scan.entries.push(e);
+                scan.good.extend_from_slice(&whole[at..]);
+                scan.damage.push(format!(
+                    "{name} line {lineno}: {at} bytes fail their checksum before a valid record"
+                ));
+            }
+            None => {
+                scan.bad.extend_from_slice(whole);
+                scan.damage.push(format!(
+                    "{name} line {lineno}: fails its checksum ({} bytes)",
+                    whole.len()
+                ));
+            }
+        }
+    }
+    Ok(scan)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Copies bytes aside to `<file>.quarantine-<unix seconds>[-n]` (0600) and
+/// returns the path. Nothing is ever deleted without such a copy.
+pub fn quarantine(path: &Path, bytes: &[u8]) -> Result<PathBuf, StoreError> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let base = path.as_os_str().to_string_lossy().into_owned();
+    for n in 0..1000u32 {
+        let q = if n == 0 {
+            PathBuf::from(format!("{base}.quarantine-{secs}"))
+        } else {
+            PathBuf::from(format!("{base}.quarantine-{secs}-{n}"))
+        };
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&q)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes).map_err(io("write", &q))?;
+                f.sync_all().map_err(io("sync", &q))?;
+                return Ok(q);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io("create quarantine copy", &q)(e)),
+        }
+    }
+    Err(StoreError::Corrupt {
+        path: path.to_owned(),
+        reason: "too many quarantine copies already".into(),
+    })
+}
+
+/// Repairs a journal in place (a writer's act): quarantines its bad bytes
+/// and rewrites it with the valid lines. Returns what was done, or `None`
+/// when it was healthy (or absent).
+pub fn repair_journal<T: DeserializeOwned>(path: &Path) -> Result<Option<String>, StoreError> {
+    let scan = scan_journal::<T>(path)?;
+    if scan.bad.is_empty() {
+        return Ok(None);
+    }
+    let q = quarantine(path, &scan.bad)?;
+    write_atomic(path, &scan.good)?;
+    Ok(Some(format!(
+        "{}; {} bad bytes copied to {}, the journal rewritten with its {} valid entries",
+        scan.damage.join("; "),
+        scan.bad.len(),
+        q.display(),
+        scan.entries.len()
+    )))
+}
 
 /// An append-only, checksummed journal of entries.
 pub struct Journal {
@@ -250,77 +497,44 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens (creating) a journal, reading every valid entry after `after_seq`.
-    /// A torn tail is cut off so later appends follow the last good line.
+    /// Opens (creating) a journal for writing, reading every valid entry
+    /// after `after_seq`. This is a writer's open: damaged lines are copied
+    /// aside to a quarantine file and the journal is rewritten with the
+    /// valid ones, so later appends follow a clean last line.
     pub fn open<T: DeserializeOwned + Serialize>(
         path: &Path,
         after_seq: u64,
     ) -> Result<Opened<T>, StoreError> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(io("create directory", dir))?;
+            create_private_dir(dir)?;
         }
-        let mut file = OpenOptions::new()
+        let repaired = repair_journal::<T>(path)?;
+        let scan = scan_journal::<T>(path)?;
+        let file = OpenOptions::new()
             .create(true)
             .read(true)
             .append(true)
+            .mode(0o600)
             .open(path)
             .map_err(io("open", path))?;
-        let mut entries = Vec::new();
-        let mut good_len: u64 = 0;
         let mut last_seq = after_seq;
-        let mut truncated = None;
-        {
-            let mut reader = BufReader::new(&file);
-            let mut buf = Vec::new();
-            let mut lineno = 0usize;
-            loop {
-                buf.clear();
-                let n = reader
-                    .read_until(b'\n', &mut buf)
-                    .map_err(io("read", path))?;
-                if n == 0 {
-                    break;
-                }
-                lineno += 1;
-                let complete = buf.last() == Some(&b'\n');
-                let parsed = if complete {
-                    parse_line::<T>(&buf[..n - 1])
-                } else {
-                    None
-                };
-                match parsed {
-                    Some((seq, entry)) => {
-                        good_len += n as u64;
-                        if seq > last_seq {
-                            last_seq = seq;
-                            entries.push((seq, entry));
-                        }
-                    }
-                    None => {
-                        truncated = Some(format!(
-                            "journal line {lineno} is torn or corrupt ({} bytes); it and anything after it were cut off",
-                            n
-                        ));
-                        break;
-                    }
-                }
+        let mut entries = Vec::new();
+        for (seq, entry) in scan.entries {
+            if seq > last_seq {
+                last_seq = seq;
+                entries.push((seq, entry));
             }
         }
-        if truncated.is_some() {
-            file.set_len(good_len)
-                .map_err(io("truncate torn tail of", path))?;
-            file.seek(SeekFrom::End(0)).map_err(io("seek", path))?;
-            file.sync_all().map_err(io("sync", path))?;
-        }
-        Ok((
-            Journal {
-                path: path.to_owned(),
-                file,
-                seq: last_seq,
-            },
-            entries,
-            truncated,
-        ))
+        let mut journal = Journal {
+            path: path.to_owned(),
+            file,
+            seq: last_seq,
+        };
+        journal
+            .file
+            .seek(SeekFrom::End(0))
+            .map_err(io("seek", path))?;
+        Ok((journal, entries, repaired))
     }
 
     /// Appends an entry and fsyncs it; returns its sequence number. Once this
@@ -353,7 +567,7 @@ impl Journal {
     }
 }
 
-fn parse_line<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Option<(u64, T)> {
+fn parse_line<T: DeserializeOwned>(bytes: &[u8]) -> Option<(u64, T)> {
     let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     let seq = v.get("seq")?.as_u64()?;
     let crc = v.get("crc")?.as_u64()?;
@@ -379,11 +593,12 @@ impl FileLock {
     /// Takes the lock, failing at once with `Locked` if another process holds it.
     pub fn try_acquire(path: &Path) -> Result<FileLock, StoreError> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(io("create directory", dir))?;
+            create_private_dir(dir)?;
         }
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
+            .mode(0o600)
             .read(true)
             .write(true)
             .open(path)
@@ -392,6 +607,33 @@ impl FileLock {
             Ok(()) => Ok(FileLock { _file: file }),
             Err(fs::TryLockError::WouldBlock) => Err(StoreError::Locked(path.to_owned())),
             Err(fs::TryLockError::Error(e)) => Err(io("lock", path)(e)),
+        }
+    }
+
+    /// Takes the lock of an existing lock file without creating anything
+    /// (for readers), waiting up to `timeout`. `Ok(None)` when there is no
+    /// lock file.
+    pub fn acquire_existing(
+        path: &Path,
+        timeout: std::time::Duration,
+    ) -> Result<Option<FileLock>, StoreError> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io("open lock", path)(e)),
+        };
+        let start = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(FileLock { _file: file })),
+                Err(fs::TryLockError::WouldBlock) => {
+                    if start.elapsed() >= timeout {
+                        return Err(StoreError::Locked(path.to_owned()));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(io("lock", path)(e)),
+            }
         }
     }
 
@@ -416,18 +658,31 @@ impl FileLock {
 mod tests {
     use super::*;
 
+    fn lines(n: usize, path: &Path) {
+        let (mut j, _, _) = Journal::open::<String>(path, 0).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..n {
+            j.append(&format!("entry {i}"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    fn quarantines(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains(".quarantine-"))
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn journal_survives_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("j.jsonl");
-        {
-            let (mut j, e, _) = Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
-            assert!(e.is_empty());
-            for i in 0..3 {
-                j.append(&format!("entry {i}"))
-                    .unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
+        lines(3, &path);
         // Simulate a kill mid-write.
         let mut f = OpenOptions::new()
             .append(true)
@@ -436,37 +691,113 @@ mod tests {
         f.write_all(b"{\"seq\":4,\"crc\":1,\"entry\":\"par")
             .unwrap_or_else(|e| panic!("{e}"));
         drop(f);
-        let (mut j, entries, truncated) =
+        // Reading alone changes nothing.
+        let before = fs::read(&path).unwrap_or_default();
+        let scan = scan_journal::<String>(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(scan.entries.len(), 3);
+        assert_eq!(scan.damage.len(), 1, "{:?}", scan.damage);
+        assert_eq!(fs::read(&path).unwrap_or_default(), before);
+        assert!(quarantines(dir.path()).is_empty());
+        // The writer repairs: the torn bytes are copied aside, appends follow.
+        let (mut j, entries, repaired) =
             Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(entries.len(), 3);
-        assert!(truncated.is_some());
+        assert!(repaired.is_some_and(|r| r.contains("quarantine")));
+        let q = quarantines(dir.path());
+        assert_eq!(q.len(), 1);
+        assert_eq!(
+            fs::read(&q[0]).unwrap_or_default(),
+            b"{\"seq\":4,\"crc\":1,\"entry\":\"par".to_vec()
+        );
         j.append(&"entry 3".to_string())
             .unwrap_or_else(|e| panic!("{e}"));
-        let (_, entries, truncated) =
+        let (_, entries, repaired) =
             Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(entries.len(), 4);
-        assert!(truncated.is_none());
+        assert!(repaired.is_none());
         assert_eq!(entries[3], (4, "entry 3".to_string()));
     }
 
     #[test]
-    fn a_flipped_byte_fails_the_checksum() {
+    fn a_flipped_byte_loses_only_its_entry() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("j.jsonl");
-        let (mut j, _, _) = Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
-        j.append(&"hello".to_string())
-            .unwrap_or_else(|e| panic!("{e}"));
-        j.append(&"world".to_string())
-            .unwrap_or_else(|e| panic!("{e}"));
-        drop(j);
+        lines(19, &path);
         let text = fs::read_to_string(&path)
             .unwrap_or_default()
-            .replace("world", "wOrld");
-        fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
-        let (_, entries, truncated) =
+            .replace("entry 17", "entrY 17");
+        fs::write(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+        let scan = scan_journal::<String>(&path).unwrap_or_else(|e| panic!("{e}"));
+        let seqs: Vec<u64> = scan.entries.iter().map(|e| e.0).collect();
+        assert_eq!(seqs.len(), 18);
+        assert!(!seqs.contains(&18) && seqs.contains(&19), "{seqs:?}");
+        assert_eq!(fs::read_to_string(&path).unwrap_or_default(), text);
+        let (_, entries, repaired) =
             Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(entries.len(), 1);
-        assert!(truncated.is_some());
+        assert_eq!(entries.len(), 18);
+        assert_eq!(entries[17], (19, "entry 18".to_string()));
+        assert!(repaired.is_some());
+        let q = quarantines(dir.path());
+        assert_eq!(q.len(), 1);
+        assert!(
+            fs::read_to_string(&q[0])
+                .unwrap_or_default()
+                .contains("entrY 17")
+        );
+    }
+
+    #[test]
+    fn a_lost_newline_resyncs_on_the_next_record() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j.jsonl");
+        lines(4, &path);
+        let mut text = fs::read(&path).unwrap_or_default();
+        // Garble the end of line 2 including its newline.
+        let nl: Vec<usize> = text
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
+        text[nl[1] - 2] = b'#';
+        text[nl[1]] = b'#';
+        fs::write(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+        let scan = scan_journal::<String>(&path).unwrap_or_else(|e| panic!("{e}"));
+        let seqs: Vec<u64> = scan.entries.iter().map(|e| e.0).collect();
+        assert_eq!(seqs, vec![1, 3, 4]);
+    }
+
+    #[test]
+    fn garbage_is_quarantined_not_deleted() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j.jsonl");
+        fs::write(&path, b"not a journal\n\x00\x01garbage").unwrap_or_else(|e| panic!("{e}"));
+        let (_, entries, repaired) =
+            Journal::open::<String>(&path, 0).unwrap_or_else(|e| panic!("{e}"));
+        assert!(entries.is_empty());
+        assert!(repaired.is_some());
+        let q = quarantines(dir.path());
+        assert_eq!(
+            fs::read(&q[0]).unwrap_or_default(),
+            b"not a journal\n\x00\x01garbage".to_vec()
+        );
+    }
+
+    #[test]
+    fn created_files_are_private_whatever_the_umask() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let nested = dir.path().join("a/b");
+        write_atomic(&nested.join("f.json"), b"{}").unwrap_or_else(|e| panic!("{e}"));
+        let mode = |p: &Path| {
+            fs::metadata(p)
+                .map(|m| m.permissions().mode() & 0o777)
+                .unwrap_or(0)
+        };
+        assert_eq!(mode(&nested.join("f.json")), 0o600);
+        assert_eq!(mode(&nested), 0o700);
+        assert_eq!(mode(&dir.path().join("a")), 0o700);
+        lines(1, &nested.join("j.jsonl"));
+        assert_eq!(mode(&nested.join("j.jsonl")), 0o600);
     }
 
     #[test]

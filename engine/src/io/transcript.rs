@@ -83,13 +83,65 @@ pub enum TranscriptError {
     },
 }
 
-/// Reads a Claude Code transcript file.
+/// Largest transcript read whole (replay, reconcile); larger ones are refused.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 512 << 20;
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const O_NONBLOCK: i32 = 0x0004;
+
+/// Opens a file to read as a transcript without ever blocking: it is opened
+/// non-blocking (a FIFO with no writer or a device answers at once instead
+/// of hanging the reader) and refused unless it is a regular file.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        let what = if m.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{what}: only regular files are read as transcripts"),
+        ));
+    }
+    Ok(f)
+}
+
+/// Reads a Claude Code transcript file (a regular file of at most
+/// [`MAX_TRANSCRIPT_BYTES`]).
 pub fn read_claude(path: &Path) -> Result<Transcript, TranscriptError> {
-    let bytes = std::fs::read(path).map_err(|error| TranscriptError::Io {
+    Ok(parse_claude(&read_text(path)?))
+}
+
+/// Reads a conversation file's text: only a regular file, opened without
+/// blocking, at most [`MAX_TRANSCRIPT_BYTES`]; bad UTF-8 is replaced.
+pub fn read_text(path: &Path) -> Result<String, TranscriptError> {
+    use std::io::Read;
+    let err = |error| TranscriptError::Io {
         path: path.display().to_string(),
         error,
-    })?;
-    Ok(parse_claude(&String::from_utf8_lossy(&bytes)))
+    };
+    let f = open_regular(path).map_err(err)?;
+    let len = f.metadata().map(|m| m.len()).map_err(err)?;
+    if len > MAX_TRANSCRIPT_BYTES {
+        return Err(err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{len} bytes is over the {MAX_TRANSCRIPT_BYTES}-byte limit"),
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_TRANSCRIPT_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(err)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn timestamp(v: &Value) -> Option<DateTime<Utc>> {

@@ -373,8 +373,10 @@ pub fn reconcile_session_with(
         now,
         tools,
     )?;
-    if let Some(t) = &session.load.truncated {
-        report.warnings.push(format!("session {session_id}: {t}"));
+    if session.load.damaged() {
+        report
+            .warnings
+            .push(format!("session {session_id}: {}", session.load.summary()));
     }
     session.state.unreconciled = 0;
     if reason == ReconcileReason::SessionEnd {

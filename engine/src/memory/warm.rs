@@ -238,11 +238,7 @@ impl WarmStore {
         timeout: Duration,
     ) -> Result<WarmStore, StoreError> {
         let dir = WarmStore::dir_of(home, key)?;
-        fs::create_dir_all(&dir).map_err(|error| StoreError::Io {
-            action: "create directory",
-            path: dir.clone(),
-            error,
-        })?;
+        crate::store::create_private_dir(&dir)?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
         let mut load = WarmLoad::default();
         let snap_path = dir.join("snapshot.json");

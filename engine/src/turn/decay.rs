@@ -101,8 +101,9 @@ pub fn step(
     report
 }
 
-/// Drops the weakest non-anchor nodes outside supersedes chains while the
-/// graph is over `max_nodes`, never a node above `prune_below` unless needed.
+/// When the graph is over `max_nodes`: drops every non-anchor node under
+/// `prune_below` outside supersedes chains (the dust goes at once, leaving
+/// headroom), then the weakest others while still over the limit.
 fn prune(graph: &mut Graph, cfg: &DecayConfig) -> Vec<NodeId> {
     let over = graph.node_count().saturating_sub(cfg.max_nodes);
     if over == 0 {
@@ -115,8 +116,8 @@ fn prune(graph: &mut Graph, cfg: &DecayConfig) -> Vec<NodeId> {
         .collect();
     candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     let mut removed = Vec::new();
-    for (_, id) in candidates {
-        if removed.len() >= over {
+    for (w, id) in candidates {
+        if removed.len() >= over && w >= cfg.prune_below {
             break;
         }
         if graph.in_supersedes_chain(&id) {
@@ -193,6 +194,34 @@ mod tests {
         let w = |i: usize| g.node(&ids[i]).map(|n| n.weight).unwrap_or_default();
         assert!(w(0) > 0.8);
         assert!(w(1) > w(2), "near {} far {}", w(1), w(2));
+    }
+
+    #[test]
+    fn over_the_limit_everything_under_prune_below_goes() {
+        let cfg = DecayConfig {
+            max_nodes: 4,
+            prune_below: 0.05,
+            ..DecayConfig::default()
+        };
+        let mut g = Graph::new();
+        for (label, w) in [
+            ("e1", 0.01),
+            ("e2", 0.02),
+            ("e3", 0.03),
+            ("s1", 0.5),
+            ("s2", 0.9),
+        ] {
+            let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
+            g.upsert_node(Node::new(id, label, Domain::Technical, w, t(0)));
+        }
+        let pruned = step(&mut g, &[], t(1), &cfg).pruned;
+        assert_eq!(pruned.len(), 3, "{pruned:?}");
+        assert_eq!(g.node_count(), 2);
+        // Under the limit nothing is pruned, however weak.
+        let mut g2 = Graph::new();
+        let id = NodeId::slug("weak").unwrap_or_else(|| unreachable!());
+        g2.upsert_node(Node::new(id, "weak", Domain::Technical, 0.01, t(0)));
+        assert!(step(&mut g2, &[], t(1), &cfg).pruned.is_empty());
     }
 
     #[test]

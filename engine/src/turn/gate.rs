@@ -96,6 +96,9 @@ pub struct GateState {
     /// A domain shift deferred to the next eligible turn.
     #[serde(default)]
     pub pending_shift: bool,
+    /// A fact, rule, procedure or next step deferred to the next eligible turn.
+    #[serde(default)]
+    pub pending_memory: bool,
     /// Signal points of the pending names (people 2, files 1 …).
     #[serde(default)]
     pub pending_points: u32,
@@ -139,8 +142,9 @@ pub fn decide<K: KnownNames + ?Sized>(
     let new_entities: Vec<String> = found.into_iter().map(|(n, _)| n).collect();
     if !new_entities.is_empty() {
         reasons.push(format!("new: {}", new_entities.join(", ")));
-        // One new file or identifier alone waits for company.
-        if points >= cfg.new_entity_points {
+        // One new file or identifier alone waits for company; the first
+        // names of a session that never probed need none.
+        if points >= cfg.new_entity_points || (!state.probed && points >= 2) {
             triggers.push(Trigger::NewEntity);
         }
     }
@@ -156,6 +160,12 @@ pub fn decide<K: KnownNames + ?Sized>(
         triggers.push(Trigger::DomainShift);
         reasons.push(format!("domain {window} -> {d}"));
     }
+    // Facts, rules, procedures and next steps are soft: the turn stays queued
+    // for the next probe, so a burst of them is read by one probe.
+    if extract::has_record_language(input.prompt) {
+        triggers.push(Trigger::Memory);
+        reasons.push("fact, rule, procedure or next step".into());
+    }
     let soft = !triggers.is_empty();
 
     if extract::has_decision_language(input.prompt) {
@@ -167,10 +177,6 @@ pub fn decide<K: KnownNames + ?Sized>(
         triggers.push(Trigger::Decision);
         reasons.push("accepts a proposal".into());
     }
-    if extract::has_record_language(input.prompt) {
-        triggers.push(Trigger::Memory);
-        reasons.push("fact, rule, procedure or next step".into());
-    }
     if extract::has_correction_language(input.prompt) {
         triggers.push(Trigger::Correction);
         reasons.push("correction language".into());
@@ -178,7 +184,7 @@ pub fn decide<K: KnownNames + ?Sized>(
 
     let hard = triggers
         .iter()
-        .any(|t| matches!(t, Trigger::Decision | Trigger::Correction | Trigger::Memory));
+        .any(|t| matches!(t, Trigger::Decision | Trigger::Correction));
     // Soft triggers right after a probe wait (their names are kept and fire later):
     // that batches a burst of new names into one probe.
     let mut deferred = false;
@@ -196,6 +202,7 @@ pub fn decide<K: KnownNames + ?Sized>(
         }
         if deferred {
             state.pending_shift = state.pending_shift || triggers.contains(&Trigger::DomainShift);
+            state.pending_memory = state.pending_memory || triggers.contains(&Trigger::Memory);
             reasons.push(format!(
                 "deferred: {} quiet turn(s) since the last probe",
                 state.quiet_turns
@@ -206,7 +213,9 @@ pub fn decide<K: KnownNames + ?Sized>(
     if !deferred
         && !hard
         && eligible
-        && (state.pending_points >= cfg.new_entity_points || state.pending_shift)
+        && (state.pending_points >= cfg.new_entity_points
+            || state.pending_shift
+            || state.pending_memory)
     {
         // Deferred soft triggers fire now.
         if state.pending_points >= cfg.new_entity_points && !triggers.contains(&Trigger::NewEntity)
@@ -217,6 +226,10 @@ pub fn decide<K: KnownNames + ?Sized>(
         if state.pending_shift && !triggers.contains(&Trigger::DomainShift) {
             triggers.push(Trigger::DomainShift);
             reasons.push("deferred domain shift".into());
+        }
+        if state.pending_memory && !triggers.contains(&Trigger::Memory) {
+            triggers.push(Trigger::Memory);
+            reasons.push("deferred fact, rule or next step".into());
         }
     }
     let _ = new_points;
@@ -238,6 +251,7 @@ pub fn decide<K: KnownNames + ?Sized>(
         state.pending_names.clear();
         state.pending_points = 0;
         state.pending_shift = false;
+        state.pending_memory = false;
         state.probed = true;
     } else {
         state.quiet_turns += 1;
@@ -396,8 +410,54 @@ where
 mod tests {
     use super::*;
 
+    /// The mechanism tests below were written for a two-point bar and two
+    /// quiet turns; they pin those values so they test the mechanism, not
+    /// the tuned defaults (which `defaults_wait_for_three_points` covers).
     fn cfg() -> GateConfig {
-        GateConfig::default()
+        GateConfig {
+            soft_quiet_turns: 2,
+            new_entity_points: 2,
+            ..GateConfig::default()
+        }
+    }
+
+    #[test]
+    fn defaults_wait_for_three_points() {
+        let known = known_set(std::iter::empty::<&str>());
+        let input = |p| GateInput {
+            prompt: p,
+            previous_reply: "",
+        };
+        // The first names of a session that never probed fire on their own.
+        let mut st = GateState::default();
+        let d = decide(
+            &mut st,
+            &input("Ask Quorra Vance about it"),
+            &known,
+            &GateConfig::default(),
+        );
+        assert_eq!(d.triggers, vec![Trigger::NewEntity], "{d:?}");
+        // Later, one person (2 points) waits for company ...
+        let mut st = GateState {
+            probed: true,
+            quiet_turns: 5,
+            ..GateState::default()
+        };
+        let d = decide(
+            &mut st,
+            &input("Ask Quorra Vance about it"),
+            &known,
+            &GateConfig::default(),
+        );
+        assert!(!d.triggers.contains(&Trigger::NewEntity), "{d:?}");
+        // ... and a file beside the person passes the bar.
+        let d = decide(
+            &mut st,
+            &input("and check src/a.rs"),
+            &known,
+            &GateConfig::default(),
+        );
+        assert!(d.triggers.contains(&Trigger::NewEntity), "{d:?}");
     }
 
     fn run(state: &mut GateState, prompt: &str, known: &[&str]) -> GateDecision {
@@ -453,6 +513,11 @@ mod tests {
                 Some(Trigger::Correction),
             ),
             ("run the tests again please", &[], None),
+            (
+                "Never force-push to main, by the way.",
+                &[],
+                Some(Trigger::Memory),
+            ),
         ];
         for (prompt, known, want) in table {
             let mut st = GateState::default();

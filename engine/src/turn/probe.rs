@@ -106,13 +106,24 @@ impl Probe for HeuristicProbe {
         let mut previous_reply: &str = "";
         for turn in input.turns {
             plan.turn = turn.index;
+            plan.turn_text = turn.user.clone();
+            plan.last_drop = None;
             let user_sentences = extract::sentences(&turn.user);
             // "yes, do that": the proposal in the reply just before becomes
             // the user's decision.
-            if !turn.user.trim().is_empty() && extract::is_acceptance(&turn.user) {
-                if let Some(d) = extract::accepted_proposal(previous_reply, input.root) {
-                    plan.decision(&d);
-                }
+            if !turn.user.trim().is_empty()
+                && extract::is_acceptance(&turn.user)
+                && let Some(d) = extract::accepted_proposal(previous_reply, input.root)
+            {
+                plan.decision(&d);
+            }
+            // A terse answer to the question just asked ("parser: clap
+            // derive", an option of those offered) is a choice too.
+            if let Some(first) = user_sentences.first()
+                && extract::decision(first, input.root).is_none()
+                && let Some(d) = extract::answer_choice(first, previous_reply, input.root)
+            {
+                plan.decision(&d);
             }
             for s in &user_sentences {
                 plan.sentence(s, true);
@@ -184,6 +195,10 @@ struct Plan<'a> {
     project: Option<NodeId>,
     /// The turn being read (for evidence).
     turn: u32,
+    /// The user's words in that turn (an old choice named anywhere in them).
+    turn_text: String,
+    /// A choice dropped earlier in this turn without a replacement yet.
+    last_drop: Option<NodeId>,
 }
 
 impl<'a> Plan<'a> {
@@ -198,6 +213,8 @@ impl<'a> Plan<'a> {
             mentioned: BTreeSet::new(),
             project: None,
             turn: 0,
+            turn_text: String::new(),
+            last_drop: None,
         }
     }
 
@@ -301,7 +318,8 @@ impl<'a> Plan<'a> {
         };
         let speaker = if from_user { "user" } else { "assistant" };
         let (session, turn) = (self.input.session, self.turn);
-        let sentence = detail.map(str::to_owned);
+        // Evidence is what was said in a turn, not a detail we made up.
+        let sentence = detail.filter(|_| turn > 0).map(str::to_owned);
         let detail = detail.map(|d| {
             if from_user {
                 d.to_owned()
@@ -526,7 +544,14 @@ impl<'a> Plan<'a> {
         }
 
         if from_user {
-            if let Some(d) = extract::decision(s, self.input.root) {
+            let d = extract::decision(s, self.input.root).or_else(|| {
+                // "recharts is out. visx for all charts": after a drop, a
+                // verbless sentence naming a thing is the replacement.
+                self.last_drop.as_ref()?;
+                extract::decision(&format!("let's use {s}"), self.input.root)
+                    .filter(|d| d.chosen.is_some())
+            });
+            if let Some(d) = d {
                 self.decision(&d);
             }
             let fact = extract::fact(s);
@@ -750,6 +775,9 @@ impl<'a> Plan<'a> {
 
     /// Every decision (in force or not) whose choice answers to `name`.
     fn decisions_choosing(&self, name: &str) -> Vec<NodeId> {
+        if name == extract::PREVIOUS_CHOICE {
+            return self.latest_decision_except(None).into_iter().collect();
+        }
         let norm = normalize_name(name);
         let target = self.resolve(name, NodeKind::Entity);
         let mut v: BTreeSet<NodeId> = BTreeSet::new();
@@ -781,6 +809,22 @@ impl<'a> Plan<'a> {
         v.into_iter().collect()
     }
 
+    /// The decision in force made or touched last (other than `except`).
+    fn latest_decision_except(&self, except: Option<&NodeId>) -> Option<NodeId> {
+        self.current_of_kind(NodeKind::Decision)
+            .into_iter()
+            .filter(|id| Some(id) != except)
+            .filter(|id| {
+                self.node_ref(id)
+                    .is_some_and(|n| !n.label.starts_with("Drop "))
+            })
+            .max_by(|a, b| {
+                let la = self.node_ref(a).map(|n| n.last_activated);
+                let lb = self.node_ref(b).map(|n| n.last_activated);
+                la.cmp(&lb).then_with(|| b.cmp(a))
+            })
+    }
+
     /// Whether two decisions are about the same thing: their topics share a
     /// word, or one's choice is named in the other's topic.
     fn same_topic(&self, topic: &[String], old: &NodeId) -> bool {
@@ -798,13 +842,28 @@ impl<'a> Plan<'a> {
             let Some(dropped) = d.replaced.as_deref() else {
                 return;
             };
-            let targets: Vec<NodeId> = self
+            let mut targets: Vec<NodeId> = self
                 .decisions_choosing(dropped)
                 .into_iter()
                 .filter(|id| !self.is_superseded(id))
                 .collect();
             if targets.is_empty() {
-                return;
+                // Dropped before we recorded it as chosen: keep it as the
+                // history the drop (and the choice that follows) supersedes.
+                if dropped == extract::PREVIOUS_CHOICE || dropped.split_whitespace().count() > 4 {
+                    return;
+                }
+                let m = Mention {
+                    label: format!("Use {dropped}"),
+                    kind: NodeKind::Decision,
+                    domain: Domain::Project,
+                    role: None,
+                    strong: true,
+                };
+                match self.upsert(&m, None, self.cfg.decision_weight * 0.5, true) {
+                    Some(h) => targets.push(h),
+                    None => return,
+                }
             }
             let m = Mention {
                 label: d.label.clone(),
@@ -820,6 +879,7 @@ impl<'a> Plan<'a> {
                 for t in targets {
                     self.supersede(&did, &t);
                 }
+                self.last_drop = Some(did);
             }
             return;
         }
@@ -829,31 +889,46 @@ impl<'a> Plan<'a> {
         // Going back to (or keeping) an earlier choice.
         let mut topic = d.topic.clone();
         let earlier = self.decisions_choosing(&chosen_name);
+        // The same choice again (a restatement, an accepted proposal of what
+        // is already decided) strengthens the decision in force.
+        let live_same: Vec<NodeId> = earlier
+            .iter()
+            .filter(|id| !self.is_superseded(id))
+            .cloned()
+            .collect();
+        let replaces_live = d.replaced.as_deref().is_some_and(|r| {
+            self.decisions_choosing(r)
+                .iter()
+                .any(|id| !self.is_superseded(id) && !live_same.contains(id))
+        });
+        // Already in force (a restatement, an accepted proposal of what is
+        // decided, "actually keep X"): the mention strengthens it.
+        let restated = match d.moves {
+            DecisionMove::Choose => !replaces_live,
+            DecisionMove::Return => true,
+            DecisionMove::Drop => false,
+        };
+        if restated && !live_same.is_empty() {
+            if let Some(drop) = self.last_drop.take() {
+                self.supersede(&live_same[0], &drop);
+            }
+            for id in &live_same {
+                if let Some(n) = self.node_ref(id) {
+                    let m = Mention {
+                        label: n.label.clone(),
+                        kind: NodeKind::Decision,
+                        domain: n.domain,
+                        role: None,
+                        strong: true,
+                    };
+                    self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true);
+                }
+            }
+            return;
+        }
         if d.moves == DecisionMove::Return {
-            if earlier.is_empty() {
-                // "keep X" with no earlier X is not a decision at all.
-                if find_word(&d.sentence, "keep") {
-                    return;
-                }
-            } else if earlier.iter().any(|id| !self.is_superseded(id)) {
-                // Already in force: the mention strengthens it.
-                let live: Vec<NodeId> = earlier
-                    .iter()
-                    .filter(|id| !self.is_superseded(id))
-                    .cloned()
-                    .collect();
-                for id in &live {
-                    if let Some(n) = self.node_ref(id) {
-                        let m = Mention {
-                            label: n.label.clone(),
-                            kind: NodeKind::Decision,
-                            domain: n.domain,
-                            role: None,
-                            strong: true,
-                        };
-                        self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true);
-                    }
-                }
+            // "keep X" with no earlier X is not a decision at all.
+            if earlier.is_empty() && find_word(&d.sentence, "keep") {
                 return;
             }
             for id in &earlier {
@@ -891,6 +966,20 @@ impl<'a> Plan<'a> {
         // A decision taken up again is a new node: the old one keeps its
         // place in the history.
         let mut label = d.label.clone();
+        if let Some(prev) = d
+            .replaced
+            .as_deref()
+            .filter(|r| *r == extract::PREVIOUS_CHOICE)
+        {
+            let named = self
+                .latest_decision_except(None)
+                .and_then(|id| self.choice_of(&id))
+                .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()));
+            label = match named {
+                Some(n) => label.replace(prev, &n),
+                None => label.replace(&format!(" instead of {prev}"), ""),
+            };
+        }
         let plain_id = self.resolve(&label, NodeKind::Decision);
         if plain_id.as_ref().is_some_and(|id| self.is_superseded(id)) {
             label = format!("{label} (again, turn {})", self.turn);
@@ -912,6 +1001,9 @@ impl<'a> Plan<'a> {
             self.edge(&did, EdgeKind::Uses, c, 0.9);
         }
         if existed {
+            if let Some(drop) = self.last_drop.take() {
+                self.supersede(&did, &drop);
+            }
             return;
         }
         // What does this decision supersede? What it names as replaced, a
@@ -952,10 +1044,15 @@ impl<'a> Plan<'a> {
             let by_replaced = replaced.contains(&n);
             // The sentence names the old choice while making the new one:
             // "hourly is overkill, put it back to daily".
+            let said = if self.turn_text.is_empty() {
+                d.sentence.clone()
+            } else {
+                self.turn_text.clone()
+            };
             let contrast = d.moves == DecisionMove::Return
                 || extract::lexicon::CONTRAST_CUES
                     .iter()
-                    .any(|c| find_word(&d.sentence, c));
+                    .any(|c| find_word(&said, c));
             let by_naming = contrast
                 && old_choice
                     .as_ref()
@@ -975,6 +1072,11 @@ impl<'a> Plan<'a> {
             if by_replaced || by_topic || by_return || by_naming {
                 old.push(n);
             }
+        }
+        // A drop earlier in this turn is what this choice replaces; "go back
+        // to X" with nothing else to go on replaces the choice made last.
+        if let Some(drop) = self.last_drop.take() {
+            old.push(drop);
         }
         for o in old {
             self.supersede(&did, &o);
@@ -1006,7 +1108,17 @@ impl<'a> Plan<'a> {
             .choice_of(decision)
             .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()))
         {
-            let cw = extract::content_words(&c);
+            // The choice's head word is what is being decided ("weekly
+            // partitions" decides partitions), as in extract::decision.
+            let mut cw = extract::content_words(&c);
+            if c.split_whitespace().count() >= 2 {
+                let head = c
+                    .split_whitespace()
+                    .last()
+                    .map(extract::stem)
+                    .unwrap_or_default();
+                cw.retain(|w| *w != head);
+            }
             words.retain(|w| !cw.contains(w));
         }
         words
@@ -1209,8 +1321,17 @@ mod tests {
         let mut g = Graph::new();
         run(
             &mut g,
-            "Actually, the retry limit is 5, not 3. I prefer small commits with conventional messages.",
+            "Actually, the retry limit is 5, not 3. No, the handler lives in the webhooks module. I prefer small commits with conventional messages.",
             0,
+        );
+        // A corrected number is a fact (with history when the old value is
+        // known); any other correction is a correction.
+        assert!(
+            g.nodes()
+                .iter()
+                .any(|n| n.kind == NodeKind::Fact && n.label == "retry limit: 5"),
+            "{:?}",
+            g.nodes()
         );
         assert!(
             g.nodes().iter().any(|n| n.kind == NodeKind::Correction),

@@ -525,13 +525,25 @@ fn render_with(
             ) && g.superseded_by(&n.id).is_none()
         })
         .collect();
+    // Rules and how-tos are what a reader most needs to see again; then what
+    // the user corrected or prefers, then facts and next steps.
+    let standing_score = |n: &Node| {
+        n.weight
+            + match n.kind {
+                NodeKind::Restriction => 0.3,
+                NodeKind::Procedure => 0.25,
+                NodeKind::Preference => 0.2,
+                NodeKind::Correction | NodeKind::Fact => 0.15,
+                _ => 0.1,
+            }
+    };
     standing.sort_by(|a, b| {
-        b.weight
-            .total_cmp(&a.weight)
+        standing_score(b)
+            .total_cmp(&standing_score(a))
             .then_with(|| b.last_activated.cmp(&a.last_activated))
             .then_with(|| a.id.cmp(&b.id))
     });
-    standing.truncate(12);
+    standing.truncate(10);
     let special: BTreeSet<&NodeId> = decisions
         .iter()
         .chain(standing.iter())

@@ -7,10 +7,13 @@
 //! drive this same type, so "the hook does X" and "replay does X" are one
 //! code path.
 //!
-//! Files in the session directory: `snapshot.json`, `journal.jsonl`,
-//! `state.json` (gate state, queued turns, counters), `render.json` (the
-//! last finished render), `terms.txt` (known names, for the inline gate) and
-//! `lock`.
+//! Files in the session directory: `snapshot.json` and `snapshot.prev.json`,
+//! `journal.jsonl` and `journal.prev.jsonl` (the entries after each
+//! snapshot), `state.json` (gate state, queued turns, counters),
+//! `render.json` (the last finished render), `terms.txt` (known names, for
+//! the inline gate), `repairs.jsonl` (damage found and repaired) and `lock`.
+//! Read-only commands use [`SessionView`], which recovers in memory and
+//! never changes a file; repairs are a writer's act ([`Session::open_with`]).
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -30,8 +33,8 @@ use crate::render::{self, Render, RenderContext};
 use crate::semantic::Semantic;
 use crate::stats::Stats;
 use crate::store::{
-    Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, write_atomic,
-    write_json,
+    Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, scan_journal,
+    write_atomic, write_json,
 };
 use crate::transcript::Turn;
 
@@ -79,6 +82,36 @@ pub struct SessionState {
     pub ended: bool,
     /// Counters.
     pub stats: Stats,
+    /// Probes counted in `stats` whose journal entries were lost to damage
+    /// (recorded by the repair that found the loss, so it is reported once).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lost_probes: u64,
+    /// Ids of the spool jobs applied most recently (bounded): a job the
+    /// daemon re-reads after being killed before committing its spool
+    /// offset is recognised and not counted twice.
+    #[serde(skip_serializing_if = "VecDeque::is_empty")]
+    pub done_jobs: VecDeque<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Most job ids remembered in [`SessionState::done_jobs`].
+pub const DONE_JOBS_MEMORY: usize = 256;
+
+impl SessionState {
+    /// Records a job id as applied; `false` when it already was (skip it).
+    pub fn mark_job(&mut self, id: &str) -> bool {
+        if self.done_jobs.iter().any(|j| j == id) {
+            return false;
+        }
+        self.done_jobs.push_back(id.to_owned());
+        while self.done_jobs.len() > DONE_JOBS_MEMORY {
+            self.done_jobs.pop_front();
+        }
+        true
+    }
 }
 
 /// The last finished render, as the hook reads it.
@@ -243,8 +276,351 @@ fn finish_cycle(
     decay::step(graph, focus, now, dcfg)
 }
 
+/// A hot session's state recovered from its files without changing them.
+pub struct Recovered {
+    /// The graph.
+    pub graph: Graph,
+    /// The small mutable state.
+    pub state: SessionState,
+    /// Probe ids applied (bounded).
+    pub applied: VecDeque<String>,
+    /// The last journal sequence seen (snapshot or entry).
+    pub seq: u64,
+    /// Entries replayed on top of the snapshot.
+    pub since_snapshot: u32,
+    /// What loading found.
+    pub load: LoadReport,
+    snapshot_bad: bool,
+    state_bad: bool,
+    missing_probes: u64,
+}
+
+/// One recorded repair, a line of `repairs.jsonl` in the session directory.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RepairRecord {
+    /// When (wall clock).
+    pub at: Option<DateTime<Utc>>,
+    /// What was wrong.
+    pub damage: Vec<String>,
+    /// What was done.
+    pub repairs: Vec<String>,
+    /// Whether something acknowledged could not be rebuilt.
+    pub lost: bool,
+}
+
+/// Most repair records kept per session.
+const MAX_REPAIR_RECORDS: usize = 50;
+
+/// The repairs recorded for a session directory, oldest first.
+pub fn repair_records(dir: &Path) -> Vec<RepairRecord> {
+    std::fs::read_to_string(dir.join("repairs.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn record_repair(dir: &Path, load: &LoadReport) -> Result<(), StoreError> {
+    let mut records = repair_records(dir);
+    records.push(RepairRecord {
+        at: Some(Utc::now()),
+        damage: load.damage.clone(),
+        repairs: load.repairs.clone(),
+        lost: load.lost,
+    });
+    let skip = records.len().saturating_sub(MAX_REPAIR_RECORDS);
+    let mut text = String::new();
+    for r in records.iter().skip(skip) {
+        text.push_str(&serde_json::to_string(r).unwrap_or_default());
+        text.push('\n');
+    }
+    write_atomic(&dir.join("repairs.jsonl"), text.as_bytes())
+}
+
+fn read_snapshot(path: &Path) -> Result<Option<(Snapshot, Graph)>, StoreError> {
+    let Some(s) = read_json::<Snapshot>(path)? else {
+        return Ok(None);
+    };
+    let g = Graph::from_doc(s.doc.clone()).map_err(|e| StoreError::Corrupt {
+        path: path.to_owned(),
+        reason: format!("invalid graph: {e}"),
+    })?;
+    Ok(Some((s, g)))
+}
+
+/// Applies an entry op by op, skipping the ones that no longer apply (after
+/// a lost entry, later patches may address nodes it created). Returns how
+/// many operations were skipped.
+fn apply_entry_lenient(
+    graph: &mut Graph,
+    entry: &Entry,
+    session: &str,
+    rules: &PatchRules,
+) -> usize {
+    if apply_entry(graph, entry, session, rules).is_ok() {
+        return 0;
+    }
+    let Entry::Cycle {
+        ops,
+        focus,
+        now,
+        decay: dcfg,
+        turn,
+        ..
+    } = entry
+    else {
+        return 1;
+    };
+    let mut skipped = 0;
+    let mut report = ApplyReport::default();
+    for op in ops {
+        match patch::apply(graph, std::slice::from_ref(op), rules) {
+            Ok(r) => {
+                report.added_nodes.extend(r.added_nodes);
+                report.changed_nodes.extend(r.changed_nodes);
+                report.removed_nodes.extend(r.removed_nodes);
+                report.edges.extend(r.edges);
+            }
+            Err(_) => skipped += 1,
+        }
+    }
+    let focus: Vec<NodeId> = focus
+        .iter()
+        .filter(|id| graph.contains(id))
+        .cloned()
+        .collect();
+    finish_cycle(graph, &report, &focus, *now, *turn, session, dcfg);
+    skipped
+}
+
+/// Recovers a session's graph and state from its files, in memory, never
+/// changing a file: the newest readable snapshot (`snapshot.json`, else
+/// `snapshot.prev.json`), then every valid journal entry after it from
+/// `journal.prev.jsonl` and `journal.jsonl` (a line failing its checksum is
+/// skipped, the entries after it kept). Everything wrong is described in
+/// [`LoadReport::damage`]; [`LoadReport::lost`] says whether an
+/// acknowledged change could not be rebuilt.
+pub fn recover(dir: &Path, id: &str, config: &Config) -> Result<Recovered, StoreError> {
+    let mut load = LoadReport::default();
+    let snap_path = dir.join("snapshot.json");
+    let prev_path = dir.join("snapshot.prev.json");
+    let mut snapshot_bad = false;
+    let current = match read_snapshot(&snap_path) {
+        Ok(s) => s,
+        Err(e) => {
+            snapshot_bad = true;
+            load.damage.push(e.to_string());
+            None
+        }
+    };
+    let (snapshot, mut graph, source) = match current {
+        Some((s, g)) => (s, g, Some("snapshot.json")),
+        None => match read_snapshot(&prev_path) {
+            Ok(Some((s, g))) => (s, g, Some("snapshot.prev.json")),
+            Ok(None) => (Snapshot::default(), Graph::default(), None),
+            Err(e) => {
+                if snapshot_bad {
+                    load.damage.push(e.to_string());
+                }
+                (Snapshot::default(), Graph::default(), None)
+            }
+        },
+    };
+    if snapshot_bad {
+        load.damage.push(match source {
+            Some(src) => format!(
+                "rebuilt from {src} (journal sequence {}) and the journals",
+                snapshot.seq
+            ),
+            None => "rebuilt from the journals alone (no usable previous snapshot)".into(),
+        });
+    }
+    load.snapshot_seq = snapshot.seq;
+    load.snapshot_source = source.map(str::to_owned);
+    let mut all: Vec<(u64, Entry)> = Vec::new();
+    if source != Some("snapshot.json") {
+        let prev = scan_journal::<Entry>(&dir.join("journal.prev.jsonl"))?;
+        load.damage.extend(prev.damage);
+        all.extend(prev.entries);
+    }
+    let cur = scan_journal::<Entry>(&dir.join("journal.jsonl"))?;
+    load.damage.extend(cur.damage);
+    all.extend(cur.entries);
+    all.sort_by_key(|e| e.0);
+    all.dedup_by_key(|e| e.0);
+    let mut applied: VecDeque<String> = snapshot.applied.into_iter().collect();
+    let rules = rules(config);
+    let mut expected = snapshot.seq + 1;
+    let mut seq = snapshot.seq;
+    let mut replayed = 0u32;
+    let mut after_gap = false;
+    for (s, entry) in all.into_iter().filter(|e| e.0 > snapshot.seq) {
+        if s > expected && !matches!(entry, Entry::Reset { .. }) {
+            load.damage.push(format!(
+                "journal entries {expected}..={} are missing: their changes are lost",
+                s - 1
+            ));
+            load.lost = true;
+            after_gap = true;
+        }
+        if let Entry::Cycle { probe_id, .. } = &entry {
+            applied.push_back(probe_id.clone());
+        }
+        if after_gap {
+            let skipped = apply_entry_lenient(&mut graph, &entry, id, &rules);
+            if skipped > 0 {
+                load.damage.push(format!(
+                    "journal entry {s}: {skipped} operations no longer apply after the loss"
+                ));
+            }
+        } else if let Err(e) = apply_entry(&mut graph, &entry, id, &rules) {
+            load.damage
+                .push(format!("journal entry {s} failed to replay: {e}"));
+            load.lost = true;
+        }
+        expected = s + 1;
+        seq = s;
+        replayed += 1;
+    }
+    while applied.len() > crate::store::APPLIED_MEMORY {
+        applied.pop_front();
+    }
+    load.replayed = replayed as usize;
+    let state_path = dir.join("state.json");
+    let mut state_bad = false;
+    let mut state: SessionState = match read_json(&state_path) {
+        Ok(s) => s.unwrap_or_default(),
+        Err(e) => {
+            state_bad = true;
+            load.damage.push(format!(
+                "{e}; counters and queued turns start afresh (graph kept)"
+            ));
+            SessionState::default()
+        }
+    };
+    state.session = id.to_owned();
+    // Every probe the state counts was journaled before it was counted: a
+    // count above what the snapshot and journals hold means entries were
+    // lost (a journal emptied, truncated or deleted from outside).
+    let acked = applied.len() as u64;
+    let mut missing_probes = 0;
+    if !state_bad && applied.len() < crate::store::APPLIED_MEMORY {
+        let counted = state.stats.probes.saturating_sub(state.lost_probes);
+        if counted > acked {
+            missing_probes = counted - acked;
+            load.damage.push(format!(
+                "state.json counts {counted} probes but the snapshot and journals hold {acked}: {missing_probes} acknowledged changes are lost"
+            ));
+            load.lost = true;
+        }
+    }
+    Ok(Recovered {
+        graph,
+        state,
+        applied,
+        seq,
+        since_snapshot: replayed,
+        load,
+        snapshot_bad,
+        state_bad,
+        missing_probes,
+    })
+}
+
+/// Moves a damaged file aside to `<name>.corrupt-<unix seconds>` (a writer's act).
+fn move_aside(path: &Path) -> Result<Option<PathBuf>, StoreError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let secs = Utc::now().timestamp();
+    let mut aside = PathBuf::from(format!("{}.corrupt-{secs}", path.display()));
+    let mut n = 1;
+    while aside.exists() {
+        aside = PathBuf::from(format!("{}.corrupt-{secs}-{n}", path.display()));
+        n += 1;
+    }
+    std::fs::rename(path, &aside).map_err(|error| StoreError::Io {
+        action: "move aside",
+        path: path.to_owned(),
+        error,
+    })?;
+    Ok(Some(aside))
+}
+
+/// A read-only view of a stored session: recovered in memory, nothing on
+/// disk changed (no repair, no lock file created, no rename or truncation).
+pub struct SessionView {
+    /// The session directory.
+    pub dir: PathBuf,
+    /// Configuration in force.
+    pub config: Config,
+    /// The graph.
+    pub graph: Graph,
+    /// The small mutable state.
+    pub state: SessionState,
+    /// What loading found.
+    pub load: LoadReport,
+}
+
+impl SessionView {
+    /// Loads a session read-only. Waits briefly for a writer to finish; when
+    /// one keeps the lock, reads without it (re-reading if that read races
+    /// a snapshot rotation).
+    pub fn load(home: &Home, id: &str, config: Config) -> Result<SessionView, StoreError> {
+        let dir = home.session_dir(id)?;
+        let lock = match FileLock::acquire_existing(&dir.join("lock"), Duration::from_millis(500)) {
+            Ok(l) => l,
+            Err(StoreError::Locked(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let mut rec = recover(&dir, id, &config)?;
+        if lock.is_none() {
+            for _ in 0..3 {
+                if !rec.load.damaged() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+                rec = recover(&dir, id, &config)?;
+            }
+        }
+        drop(lock);
+        Ok(SessionView {
+            dir,
+            config,
+            graph: rec.graph,
+            state: rec.state,
+            load: rec.load,
+        })
+    }
+
+    /// Renders the graph around the last focus.
+    pub fn render(&self, now: DateTime<Utc>) -> Render {
+        render_session(&self.graph, &self.state, &self.config, now)
+    }
+}
+
+/// Renders a session's graph around its last focus.
+pub fn render_session(
+    graph: &Graph,
+    state: &SessionState,
+    config: &Config,
+    now: DateTime<Utc>,
+) -> Render {
+    render::render(
+        graph,
+        &state.last_focus,
+        &RenderContext {
+            session: &state.session,
+            turn: state.turn,
+            now,
+        },
+        &config.render,
+    )
+}
+
 impl Session {
-    /// Opens (or creates) a session, loading snapshot + journal. Waits up to
+    /// Opens (or creates) a session for writing, loading snapshot + journal
+    /// and repairing any damage (see [`Session::open_with`]). Waits up to
     /// two seconds for the session lock.
     pub fn open(home: &Home, id: &str, config: Config) -> Result<Session, StoreError> {
         Session::open_with_timeout(home, id, config, Duration::from_secs(2))
@@ -257,55 +633,71 @@ impl Session {
         config: Config,
         timeout: Duration,
     ) -> Result<Session, StoreError> {
+        Session::open_with(home, id, config, timeout, true)
+    }
+
+    /// Opens a session for writing. With `repair`, damage found on loading is
+    /// repaired at once and reported (log, `repairs.jsonl`, [`Session::load`]):
+    /// a bad snapshot is moved aside to `snapshot.json.corrupt-<time>`, bad
+    /// journal lines are copied to a quarantine file and dropped, and a
+    /// fresh snapshot of the recovered graph is written. Without `repair`, a
+    /// damaged session is refused with [`StoreError::NeedsRepair`] and left
+    /// exactly as it was.
+    pub fn open_with(
+        home: &Home,
+        id: &str,
+        config: Config,
+        timeout: Duration,
+        repair: bool,
+    ) -> Result<Session, StoreError> {
         let dir = home.session_dir(id)?;
-        std::fs::create_dir_all(&dir).map_err(|error| StoreError::Io {
-            action: "create directory",
-            path: dir.clone(),
-            error,
-        })?;
+        crate::store::create_private_dir(&dir)?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
-        let mut load = LoadReport::default();
-        let snap_path = dir.join("snapshot.json");
-        let snapshot: Snapshot = match read_json(&snap_path) {
-            Ok(s) => s.unwrap_or_default(),
-            Err(e) => {
-                // A snapshot is only written whole (rename), so this is outside
-                // damage: keep the file for inspection, rebuild from the journal.
-                let aside = dir.join("snapshot.json.corrupt");
-                let _ = std::fs::rename(&snap_path, &aside);
-                load.truncated = Some(format!("{e}; moved aside to {}", aside.display()));
-                Snapshot::default()
-            }
-        };
-        let mut graph = Graph::from_doc(snapshot.doc.clone()).unwrap_or_default();
-        load.snapshot_seq = snapshot.seq;
-        let (journal, entries, truncated) =
-            Journal::open::<Entry>(&dir.join("journal.jsonl"), snapshot.seq)?;
-        if truncated.is_some() {
-            load.truncated = truncated;
+        let rec = recover(&dir, id, &config)?;
+        let Recovered {
+            graph,
+            mut state,
+            applied,
+            seq,
+            since_snapshot,
+            mut load,
+            snapshot_bad,
+            state_bad,
+            missing_probes,
+        } = rec;
+        let damaged = load.damaged();
+        if damaged && !repair {
+            return Err(StoreError::NeedsRepair {
+                path: dir,
+                reason: load.summary(),
+            });
         }
-        let mut applied: VecDeque<String> = snapshot.applied.into_iter().collect();
-        let rules = rules(&config);
-        for (_, entry) in &entries {
-            if let Entry::Cycle { probe_id, .. } = entry {
-                applied.push_back(probe_id.clone());
+        if damaged {
+            if missing_probes > 0 {
+                state.lost_probes += missing_probes;
+                load.repairs.push(format!(
+                    "{missing_probes} lost probes recorded in state.json (lost_probes)"
+                ));
             }
-            if let Err(e) = apply_entry(&mut graph, entry, id, &rules) {
-                tracing::warn!("session {id}: journal entry failed to replay: {e}");
+            if snapshot_bad && let Some(aside) = move_aside(&dir.join("snapshot.json"))? {
+                load.repairs.push(format!(
+                    "damaged snapshot moved aside to {}",
+                    aside.display()
+                ));
+            }
+            if state_bad && let Some(aside) = move_aside(&dir.join("state.json"))? {
+                load.repairs
+                    .push(format!("damaged state moved aside to {}", aside.display()));
+            }
+            for name in ["journal.prev.jsonl", "journal.jsonl"] {
+                if let Some(r) = crate::store::repair_journal::<Entry>(&dir.join(name))? {
+                    load.repairs.push(r);
+                }
             }
         }
-        load.replayed = entries.len();
-        let state_path = dir.join("state.json");
-        let mut state: SessionState = match read_json(&state_path) {
-            Ok(s) => s.unwrap_or_default(),
-            Err(e) => {
-                tracing::warn!("session {id}: {e}; starting a fresh state (graph kept)");
-                SessionState::default()
-            }
-        };
-        state.session = id.to_owned();
-        let since_snapshot = entries.len() as u32;
-        Ok(Session {
+        let (mut journal, _, _) = Journal::open::<Entry>(&dir.join("journal.jsonl"), seq)?;
+        journal.seq = journal.seq.max(seq);
+        let mut session = Session {
             home: home.clone(),
             dir,
             config,
@@ -317,7 +709,22 @@ impl Session {
             applied,
             since_snapshot,
             _lock: lock,
-        })
+        };
+        if damaged {
+            // A fresh snapshot of what was recovered, without rotation: the
+            // previous snapshot and journals stay a valid chain.
+            session.write_snapshot_file()?;
+            session.load.repairs.push(format!(
+                "fresh snapshot written at journal sequence {}",
+                session.journal.seq
+            ));
+            if state_bad || missing_probes > 0 {
+                session.save_state()?;
+            }
+            record_repair(&session.dir, &session.load)?;
+            tracing::warn!("session {id} repaired: {}", session.load.summary());
+        }
+        Ok(session)
     }
 
     /// The session id.
@@ -596,16 +1003,7 @@ impl Session {
 
     /// Renders the graph around the last focus.
     pub fn render(&self, now: DateTime<Utc>) -> Render {
-        render::render(
-            &self.graph,
-            &self.state.last_focus,
-            &RenderContext {
-                session: &self.state.session,
-                turn: self.state.turn,
-                now,
-            },
-            &self.config.render,
-        )
+        render_session(&self.graph, &self.state, &self.config, now)
     }
 
     /// Renders and writes `render.json` and `terms.txt` for the hook.
@@ -645,18 +1043,45 @@ impl Session {
         Ok(())
     }
 
-    /// Writes a snapshot covering the journal, then empties the journal.
+    /// Writes a snapshot covering the journal, keeping the previous one.
+    ///
+    /// Rotation, crash-safe at every step: `snapshot.json` becomes
+    /// `snapshot.prev.json`, the new snapshot is written, then
+    /// `journal.jsonl` becomes `journal.prev.jsonl` and a new journal starts.
+    /// A damaged `snapshot.json` is then rebuilt from the previous snapshot
+    /// plus both journals without loss.
     pub fn snapshot(&mut self) -> Result<(), StoreError> {
+        let rename = |from: &Path, to: &Path| {
+            std::fs::rename(from, to).map_err(|error| StoreError::Io {
+                action: "rotate",
+                path: from.to_owned(),
+                error,
+            })
+        };
+        let snap_path = self.path("snapshot.json");
+        if snap_path.exists() {
+            rename(&snap_path, &self.path("snapshot.prev.json"))?;
+        }
+        self.write_snapshot_file()?;
+        let journal_path = self.path("journal.jsonl");
+        let seq = self.journal.seq;
+        if journal_path.exists() {
+            rename(&journal_path, &self.path("journal.prev.jsonl"))?;
+        }
+        let (mut j, _, _) = Journal::open::<Entry>(&journal_path, seq)?;
+        j.seq = j.seq.max(seq);
+        self.journal = j;
+        self.since_snapshot = 0;
+        Ok(())
+    }
+
+    fn write_snapshot_file(&mut self) -> Result<(), StoreError> {
         let snap = Snapshot {
             seq: self.journal.seq,
             doc: self.graph.to_doc(),
             applied: self.applied.iter().cloned().collect(),
         };
-        write_json(&self.path("snapshot.json"), &snap)?;
-        // A crash between these two steps is harmless: entries <= seq are skipped.
-        self.journal.truncate()?;
-        self.since_snapshot = 0;
-        Ok(())
+        write_json(&self.path("snapshot.json"), &snap)
     }
 
     /// Whether a probe id has been applied.
