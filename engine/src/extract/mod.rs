@@ -366,7 +366,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
     while i < ws.len() {
         let w = &ws[i];
         // A redaction placeholder stands for a secret: never a name.
-        if w.raw.contains("REDACTED") {
+        if w.text.contains("REDACTED") {
             i += 1;
             continue;
         }
