@@ -1,6 +1,7 @@
-//! `cargo bench --bench hook`: `rollgraph hook claude` on UserPromptSubmit,
-//! timed as a whole process, against a do-nothing Rust binary timed the
-//! same way.
+//! `cargo bench --bench hook`: the slim `rollgraph-hook claude` on
+//! UserPromptSubmit (and, for comparison, `rollgraph hook claude` from the
+//! full binary), timed as a whole process, against a do-nothing Rust binary
+//! timed the same way.
 //!
 //! Setup: a 5,000-node synthetic session on disk (snapshot, render.json,
 //! terms.txt, state.json), written through the real `Session`. A stand-in
@@ -9,7 +10,8 @@
 //! for the CPU. Each run spawns the process, writes the payload to its
 //! stdin, and waits for it to exit. Also measured in-process: the first
 //! redaction (which compiles the regexes), later redactions, and one
-//! `gate::decide` against the 5,000 nodes' names.
+//! `gate::decide` against the 5,000 nodes' names (the daemon's gate; the
+//! hook no longer runs one).
 //!
 //! Besides wall time it reports each process's CPU time (user + system,
 //! from `getrusage(RUSAGE_CHILDREN)`), which on a loaded machine shows how
@@ -184,16 +186,42 @@ fn main() {
     // A private copy: worktrees sharing a target directory overwrite each
     // other's binary, and the check below must see the one that is timed.
     let bin = dir.path().join("rollgraph");
-    if let Err(e) = std::fs::copy(env!("CARGO_BIN_EXE_rollgraph"), &bin) {
-        eprintln!("copying the binary: {e}");
-        std::process::exit(1);
+    let slim = dir.path().join("rollgraph-hook");
+    for (from, to) in [
+        (env!("CARGO_BIN_EXE_rollgraph"), &bin),
+        (env!("CARGO_BIN_EXE_rollgraph-hook"), &slim),
+    ] {
+        if let Err(e) = std::fs::copy(from, to) {
+            eprintln!("copying the binary: {e}");
+            std::process::exit(1);
+        }
     }
-    let hook = || {
-        let mut c = Command::new(&bin);
-        c.args(["hook", "claude"])
-            .env_clear()
+    let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0) / 1024;
+    println!(
+        "binaries: rollgraph {} KiB, rollgraph-hook {} KiB",
+        size(&bin),
+        size(&slim)
+    );
+    // Full mode: every prompt prints the whole block (the heaviest path).
+    // Delta mode's steady state (nothing changed: nothing printed) is timed
+    // after it.
+    let config = state.join("config.toml");
+    let _ = std::fs::write(&config, "[inject]\nmode = \"full\"\n");
+    let env_of = |c: &mut Command| {
+        c.env_clear()
             .env("ROLLGRAPH_HOME", &state)
             .env("HOME", dir.path());
+    };
+    let hook = || {
+        let mut c = Command::new(&slim);
+        c.arg("claude");
+        env_of(&mut c);
+        c
+    };
+    let full_hook = || {
+        let mut c = Command::new(&bin);
+        c.args(["hook", "claude"]);
+        env_of(&mut c);
         c
     };
     let check = hook()
@@ -226,6 +254,9 @@ fn main() {
             .is_ok_and(|s| s.success());
 
     let (hook_times, hook_cpu) = time_process(hook, payload.as_bytes(), runs);
+    let (big_times, big_cpu) = time_process(full_hook, payload.as_bytes(), runs);
+    let _ = std::fs::write(&config, "[inject]\nmode = \"delta\"\n");
+    let (quiet_times, _) = time_process(hook, payload.as_bytes(), runs);
     let (noop_times, noop_cpu) = if built {
         time_process(
             || {
@@ -289,9 +320,12 @@ fn main() {
             ms(mean)
         );
     };
-    row("rollgraph hook claude (UserPromptSubmit)", &hook_times);
+    row("rollgraph-hook claude (full block)", &hook_times);
+    row("rollgraph-hook claude (delta, no change)", &quiet_times);
+    row("rollgraph hook claude (full binary)", &big_times);
     row("do-nothing Rust binary", &noop_times);
-    row("  CPU time: rollgraph hook claude", &hook_cpu);
+    row("  CPU time: rollgraph-hook claude", &hook_cpu);
+    row("  CPU time: rollgraph hook claude", &big_cpu);
     row("  CPU time: do-nothing Rust binary", &noop_cpu);
     if !noop_times.is_empty() {
         println!(
@@ -313,7 +347,7 @@ fn main() {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!("targets: p50 ≤ 3 ms, p99 ≤ 10 ms");
+    println!("targets (rollgraph-hook): p50 ≤ 2 ms, p99 ≤ 6 ms, ≤ 2× the do-nothing binary");
     println!();
     println!("in-process, same prompt, {} known names:", known.len());
     println!(

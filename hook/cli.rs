@@ -34,7 +34,7 @@ pub enum Command {
     /// Measure the engine: probe rate, render and apply+decay timings.
     Bench(bench::BenchArgs),
     /// Answer one host hook event (reads the event JSON on stdin; always exits 0).
-    Hook(hook::HookArgs),
+    Hook(HookArgs),
     /// Run the background worker (started on demand by the hook).
     Daemon(daemon::DaemonArgs),
     /// Serve `memory_expand` and `memory_query` over MCP (stdio).
@@ -59,4 +59,33 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Check the setup: active probe, LLM endpoint (one live request), breaker, last error, embeddings.
     Doctor(doctor::DoctorArgs),
+}
+
+/// Answer one host hook event.
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// The host that runs the hook.
+    #[arg(value_enum)]
+    pub host: HookHost,
+}
+
+/// Hosts whose hook protocol we speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookHost {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex CLI (same payloads as Claude Code).
+    Codex,
+    /// Gemini CLI (BeforeAgent, AfterAgent, PreCompress; plain-text context).
+    Gemini,
+}
+
+impl From<HookHost> for hook::Host {
+    fn from(h: HookHost) -> hook::Host {
+        match h {
+            HookHost::Claude => hook::Host::Claude,
+            HookHost::Codex => hook::Host::Codex,
+            HookHost::Gemini => hook::Host::Gemini,
+        }
+    }
 }

@@ -1,32 +1,41 @@
-//! `rollgraph hook <host>`: the hot path, run by the host before every prompt.
+//! `rollgraph hook <host>` (and the slim `rollgraph-hook <host>`): the hot
+//! path, run by the host before every prompt.
 //!
 //! **The rule of this module: initialise nothing that is not needed.** No
-//! tokio runtime, no tracing subscriber, no tokenizer, no embedder, no
-//! config parse (except to size the log on the error path), no graph load.
-//! On UserPromptSubmit it reads stdin (bounded), parses the host's wire JSON
-//! into a domain [`Event`], prints the last finished render
-//! (`sessions/<id>/render.json`), runs the gate inline over the redacted
-//! prompt and the session's known names (`terms.txt`), appends a job to the
-//! session's spool and pokes the daemon (starting it when it is not there).
-//! The probe, patch, decay and re-render happen in the daemon, so turn N's
-//! probe shows up in turn N+1's injection at the latest.
+//! tokio runtime, no tracing subscriber, no tokenizer, no embedder, no graph
+//! load, no gate: the daemon's gate decides, so the hook does not guess.
+//! It reads stdin (at most [`MAX_STDIN`] bytes, waiting at most
+//! [`STDIN_WAIT`] for the writer), parses the host's payload leniently into
+//! a domain [`Event`] (a field the event does not use is ignored whatever
+//! its type), and for SessionStart and prompts picks the best block there
+//! is — the session's own render, else the project's warm render, else the
+//! global one, all plain files — and lets [`inject::plan`] decide between
+//! the full block, an update of what changed, or nothing. Then it appends a
+//! job to the session's spool and pokes the daemon (starting it when it is
+//! not there). The probe, patch, decay and re-render happen in the daemon.
 //!
-//! Wire types mirror exactly what a host sends; valid JSON that is not an
-//! event we model is `Ok(None)`, not an error. Whatever happens — bad input,
-//! an unwritable state home, a dead daemon, a panic — the hook prints
-//! nothing it should not, logs one line to `rollgraph.log` and exits 0.
-//! `ROLLGRAPH_DISABLE=1` or a `.rollgraph-off` file in the project root turns
-//! it off.
+//! A session the daemon has never heard of stays unknown until its first
+//! prompt: its SessionStart injects from the warm render and notes the start
+//! for that prompt, and a SessionEnd, compaction or Stop for it (`claude mcp
+//! list` fires SessionEnd for sessions that never existed) starts no daemon
+//! and writes nothing.
+//!
+//! Whatever happens — bad input, an unwritable state home, a dead daemon, a
+//! panic — the hook prints nothing it should not, logs one line to
+//! `rollgraph.log` and exits 0. `ROLLGRAPH_DISABLE=1` or a `.rollgraph-off`
+//! file in the project root turns it off.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use rollgraph_engine::gate::{self, GateDecision, GateInput, GateState, SortedNames};
+use rollgraph_engine::inject::{self, InjectMode, Injected, Moment, Planned};
 use rollgraph_engine::session::StoredRender;
 use rollgraph_engine::store::{Home, valid_session_id};
-use rollgraph_engine::{clock, redact};
+use rollgraph_engine::{clock, redact, warm};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::hooklog::{self, LogLimits};
 use crate::ipc;
@@ -35,81 +44,77 @@ use crate::spool::{self, Job, JobLine};
 /// Most bytes read from stdin; a larger payload is refused.
 pub const MAX_STDIN: u64 = 1 << 20;
 
-/// Longest previous reply the inline gate keeps (characters).
-const GATE_REPLY_CHARS: usize = 4_000;
-
-/// Answer one host hook event.
-#[derive(Debug, clap::Args)]
-pub struct HookArgs {
-    /// The host that runs the hook.
-    #[arg(value_enum)]
-    pub host: Host,
-}
-
-/// `rollgraph hook <host>` exactly, read without clap; anything else
-/// (flags, help, an unknown host) goes through the full parser.
-pub fn fast_args() -> Option<HookArgs> {
-    let mut args = std::env::args_os().skip(1);
-    let (Some(cmd), Some(host), None) = (args.next(), args.next(), args.next()) else {
-        return None;
-    };
-    if cmd != "hook" {
-        return None;
-    }
-    let host = match host.to_str()? {
-        "claude" => Host::Claude,
-        "codex" => Host::Codex,
-        _ => return None,
-    };
-    Some(HookArgs { host })
-}
+/// How long the hook waits for stdin to reach its end.
+pub const STDIN_WAIT: Duration = Duration::from_millis(100);
 
 /// Hosts whose hook protocol we speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Host {
     /// Claude Code.
     Claude,
-    /// OpenAI Codex CLI (same payloads as Claude Code).
+    /// OpenAI Codex CLI (Claude Code's payloads and output).
     Codex,
+    /// Gemini CLI (BeforeAgent / AfterAgent / PreCompress; plain-text context).
+    Gemini,
 }
 
 impl Host {
-    fn as_str(self) -> &'static str {
+    /// The name on the command line and in spool lines.
+    pub fn as_str(self) -> &'static str {
         match self {
             Host::Claude => "claude",
             Host::Codex => "codex",
+            Host::Gemini => "gemini",
+        }
+    }
+
+    /// The host a command-line word names.
+    pub fn parse(s: &str) -> Option<Host> {
+        match s {
+            "claude" => Some(Host::Claude),
+            "codex" => Some(Host::Codex),
+            "gemini" => Some(Host::Gemini),
+            _ => None,
+        }
+    }
+
+    /// Most characters one injection may have: Claude Code moves
+    /// additionalContext over 10,000 characters to a file (the model sees a
+    /// 2,000-character preview); Codex spills hook text over ~2,500 tokens.
+    /// Both with margin; Gemini CLI publishes no cap, so Claude's is used.
+    pub fn max_chars(self) -> usize {
+        match self {
+            Host::Claude | Host::Gemini => 9_000,
+            // ~2,500 tokens: at the worst case of ~3 characters per token
+            // for this text, 6,000 characters stay near 2,000 tokens.
+            Host::Codex => 6_000,
         }
     }
 }
 
-/// The wire payload shared by Claude Code and Codex: every field we read,
-/// all optional, unknown fields ignored.
-#[derive(Debug, Default, Deserialize)]
-struct Wire {
-    hook_event_name: Option<String>,
-    session_id: Option<String>,
-    transcript_path: Option<String>,
-    cwd: Option<String>,
-    source: Option<String>,
-    prompt: Option<String>,
-    reason: Option<String>,
-    last_assistant_message: Option<String>,
+/// `<prog> hook <host>` or `rollgraph-hook <host>`, read without clap.
+pub fn fast_host(args: &[std::ffi::OsString]) -> Option<Host> {
+    match args {
+        [cmd, host] if cmd == "hook" => Host::parse(host.to_str()?),
+        [host] => Host::parse(host.to_str()?),
+        _ => None,
+    }
 }
 
 /// A hook event we model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A session started, resumed, was cleared or was compacted.
+    /// A session started, resumed, was cleared, compacted or forked.
     SessionStart {
-        /// startup | resume | clear | compact (| fork).
+        /// startup | resume | clear | compact | fork.
         source: String,
     },
-    /// The user submitted a prompt.
+    /// The user submitted a prompt (UserPromptSubmit, BeforeAgent).
     Prompt {
         /// The prompt as typed (not yet redacted).
         prompt: String,
     },
-    /// The host is about to compact.
+    /// The host is about to compact (PreCompact, PreCompress).
     PreCompact,
     /// The host compacted.
     PostCompact,
@@ -118,7 +123,7 @@ pub enum Event {
         /// Why.
         reason: String,
     },
-    /// The assistant finished a reply.
+    /// The assistant finished a reply (Stop, AfterAgent).
     Stop {
         /// The reply's text, when the host sends it.
         reply: Option<String>,
@@ -128,6 +133,8 @@ pub enum Event {
 /// An event with the fields every event carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Envelope {
+    /// The event's name as the host sent it.
+    pub name: String,
     /// The host's session id (checked to be a safe directory name).
     pub session: String,
     /// The project directory.
@@ -138,36 +145,69 @@ pub struct Envelope {
     pub event: Event,
 }
 
+/// An optional string field: absent, null or of another type is `None`
+/// (for fields that only add information).
+fn opt_str(m: &Map<String, Value>, key: &str) -> Option<String> {
+    m.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .filter(|s| !s.is_empty())
+}
+
+/// A string field the event needs: absent or null is `None`, another type is an error.
+fn used_str(m: &Map<String, Value>, key: &str, event: &str) -> Result<Option<String>> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => bail!(
+            "{event} payload: {key} is {}, not a string",
+            match other {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::Array(_) => "an array",
+                _ => "an object",
+            }
+        ),
+    }
+}
+
 /// Parses a hook payload. `Ok(None)` for valid JSON that is not an event we
-/// model; an error for input that is not a payload at all.
-pub fn parse(_host: Host, bytes: &[u8]) -> Result<Option<Envelope>> {
+/// model; an error for input that is not a payload at all, or whose fields
+/// the event uses have the wrong type.
+pub fn parse(host: Host, bytes: &[u8]) -> Result<Option<Envelope>> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         bail!("empty hook payload");
     }
-    let wire: Wire = serde_json::from_slice(bytes)
-        .context("hook payload is not valid JSON of the expected shape")?;
-    let Some(name) = wire.hook_event_name.as_deref() else {
+    let m: Map<String, Value> =
+        serde_json::from_slice(bytes).context("hook payload is not a JSON object")?;
+    let Some(name) = m.get("hook_event_name").and_then(Value::as_str) else {
         return Ok(None);
     };
+    let gemini = host == Host::Gemini;
     let event = match name {
         "SessionStart" => Event::SessionStart {
-            source: wire.source.clone().unwrap_or_else(|| "startup".into()),
+            source: opt_str(&m, "source").unwrap_or_else(|| "startup".into()),
         },
-        "UserPromptSubmit" => Event::Prompt {
-            prompt: wire.prompt.clone().unwrap_or_default(),
+        "UserPromptSubmit" | "BeforeAgent" => Event::Prompt {
+            prompt: used_str(&m, "prompt", name)?.unwrap_or_default(),
         },
-        "PreCompact" => Event::PreCompact,
+        "PreCompact" | "PreCompress" => Event::PreCompact,
         "PostCompact" => Event::PostCompact,
         "SessionEnd" => Event::SessionEnd {
-            reason: wire.reason.clone().unwrap_or_else(|| "other".into()),
+            reason: opt_str(&m, "reason").unwrap_or_else(|| "other".into()),
         },
-        "Stop" => Event::Stop {
-            reply: wire.last_assistant_message.clone(),
+        "Stop" if !gemini => Event::Stop {
+            reply: used_str(&m, "last_assistant_message", name)?,
+        },
+        "AfterAgent" => Event::Stop {
+            reply: used_str(&m, "prompt_response", name)?,
         },
         _ => return Ok(None),
     };
-    let Some(session) = wire.session_id else {
-        bail!("{name} payload has no session_id");
+    let session = match m.get("session_id") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => bail!("{name} payload has no session_id"),
+        Some(_) => bail!("{name} payload: session_id is not a string"),
     };
     if !valid_session_id(&session) {
         bail!(
@@ -176,9 +216,10 @@ pub fn parse(_host: Host, bytes: &[u8]) -> Result<Option<Envelope>> {
         );
     }
     Ok(Some(Envelope {
+        name: name.to_owned(),
         session,
-        cwd: wire.cwd.filter(|c| !c.is_empty()),
-        transcript: wire.transcript_path.filter(|t| !t.is_empty()),
+        cwd: opt_str(&m, "cwd"),
+        transcript: opt_str(&m, "transcript_path"),
         event,
     }))
 }
@@ -208,22 +249,36 @@ pub fn injection_json(event_name: &str, text: &str) -> String {
     .unwrap_or_default()
 }
 
-/// The hook's own memory for the inline gate, kept beside the spool.
+/// The hook's own per-session file beside the spool: what was injected,
+/// and a SessionStart whose job waits for the session's first prompt.
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-struct HookGate {
-    state: GateState,
-    last_reply: String,
+pub struct HookState {
+    /// What the session was sent.
+    pub inject: Injected,
+    /// A deferred SessionStart: its source and the tokens it injected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_start: Option<(String, usize)>,
 }
 
-/// Runs the hook. Never fails and never panics out: errors become a log line.
-pub fn run(args: HookArgs) {
+/// Runs the hook. Never fails and never panics out: errors become a log
+/// line. Gemini CLI parses stdout as JSON, so it gets `{}` when there is
+/// nothing to say.
+pub fn run(host: Host) {
     std::panic::set_hook(Box::new(|info| {
         log_error(&format!("hook panicked: {info}"));
     }));
-    // The panic hook has logged it; nothing else to do but exit 0.
-    if let Ok(Err(e)) = std::panic::catch_unwind(|| handle(args.host)) {
-        log_error(&format!("{e:#}"));
+    let printed = match std::panic::catch_unwind(|| handle(host)) {
+        Ok(Ok(printed)) => printed,
+        Ok(Err(e)) => {
+            log_error(&format!("{e:#}"));
+            false
+        }
+        // The panic hook has logged it.
+        Err(_) => false,
+    };
+    if host == Host::Gemini && !printed {
+        emit("{}");
     }
 }
 
@@ -246,179 +301,389 @@ fn disabled_by_env() -> bool {
         .unwrap_or(false)
 }
 
-fn read_stdin() -> Result<Vec<u8>> {
+/// Reads stdin to its end, at most [`MAX_STDIN`] bytes, waiting at most
+/// `wait` for the writer. A writer that keeps stdin open past the wait gets
+/// its payload used when what arrived is already a whole JSON value.
+pub fn read_stdin(wait: Duration) -> Result<Vec<u8>> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut lock = stdin.lock();
     let mut buf = Vec::with_capacity(8 * 1024);
-    std::io::stdin()
-        .lock()
-        .take(MAX_STDIN + 1)
-        .read_to_end(&mut buf)
-        .context("reading stdin")?;
-    if buf.len() as u64 > MAX_STDIN {
-        bail!("hook payload over {MAX_STDIN} bytes: ignored");
-    }
-    Ok(buf)
-}
-
-fn handle(host: Host) -> Result<()> {
-    let input = read_stdin()?;
-    if disabled_by_env() {
-        return Ok(());
-    }
-    let Some(env) = parse(host, &input)? else {
-        return Ok(());
-    };
-    if let Some(cwd) = &env.cwd
-        && Path::new(cwd).join(".rollgraph-off").exists()
-    {
-        return Ok(());
-    }
-    let home = Home::from_env();
-    let now = clock::now();
-    let mut errors: Vec<String> = Vec::new();
-    let job = match &env.event {
-        Event::SessionStart { source } => {
-            let injected_tokens = inject(&home, &env.session, "SessionStart").unwrap_or_else(|e| {
-                errors.push(format!("{e:#}"));
-                0
-            });
-            Some(Job::Start {
-                source: source.clone(),
-                injected_tokens,
-            })
-        }
-        Event::Prompt { prompt } => {
-            let injected_tokens =
-                inject(&home, &env.session, "UserPromptSubmit").unwrap_or_else(|e| {
-                    errors.push(format!("{e:#}"));
-                    0
-                });
-            // Redact before cutting: a cut could split a secret past recognition.
-            let prompt = spool::bounded(&redact::redact_owned(prompt));
-            let gate = match inline_gate(&home, &env.session, &prompt) {
-                Ok(d) => Some(d),
-                Err(e) => {
-                    errors.push(format!("inline gate: {e:#}"));
-                    None
-                }
+    let mut chunk = [0u8; 16 * 1024];
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ready = {
+            let mut fds = [PollFd::new(&lock, PollFlags::IN)];
+            let ts = Timespec {
+                tv_sec: left.as_secs() as _,
+                tv_nsec: left.subsec_nanos() as _,
             };
-            Some(Job::Turn {
-                prompt,
-                gate,
-                injected_tokens,
-            })
-        }
-        Event::PreCompact => Some(Job::Reconcile {
-            reason: "compaction".into(),
-        }),
-        Event::PostCompact => Some(Job::Compacted),
-        Event::SessionEnd { .. } => Some(Job::Reconcile {
-            reason: "session_end".into(),
-        }),
-        Event::Stop { reply } => match reply.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-            Some(r) => {
-                let text = spool::bounded(&redact::redact_owned(r));
-                if let Err(e) = remember_reply(&home, &env.session, &text) {
-                    errors.push(format!("gate state: {e:#}"));
-                }
-                Some(Job::Reply { text })
+            match poll(&mut fds, Some(&ts)) {
+                Ok(n) => n > 0,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e).context("waiting for stdin"),
             }
-            None => None,
-        },
-    };
-    if let Some(job) = job {
-        let line = JobLine {
-            session: env.session.clone(),
-            host: host.as_str().to_owned(),
-            cwd: env.cwd.clone(),
-            transcript_path: env.transcript.clone(),
-            ts: now,
-            job,
         };
-        match spool::append(&home, &line) {
-            Ok(()) => ipc::poke_or_start(&home, &mut errors),
-            Err(e) => errors.push(format!("{e:#}")),
+        if !ready {
+            if serde_json::from_slice::<serde::de::IgnoredAny>(&buf).is_ok() {
+                return Ok(buf);
+            }
+            bail!(
+                "stdin did not end within {} ms ({} bytes read): ignored",
+                wait.as_millis(),
+                buf.len()
+            );
         }
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        bail!("{}", errors.join("; "))
+        let n = match lock.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("reading stdin"),
+        };
+        if n == 0 {
+            return Ok(buf);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.len() as u64 > MAX_STDIN {
+            bail!("hook payload over {MAX_STDIN} bytes: ignored");
+        }
     }
 }
 
-/// Prints the session's last finished render as an injection; returns its
-/// token count (0 when there is nothing to inject).
-fn inject(home: &Home, session: &str, event_name: &str) -> Result<usize> {
-    let dir = home.session_dir(session)?;
-    let stored: Option<StoredRender> = match std::fs::read(dir.join("render.json")) {
-        Ok(bytes) => Some(serde_json::from_slice(&bytes).context("render.json is unreadable")?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).context("reading render.json"),
-    };
-    let Some(r) = stored.filter(|r| !r.text.trim().is_empty()) else {
-        return Ok(0);
-    };
-    let out = injection_json(event_name, &r.text);
+fn emit(out: &str) {
     let mut stdout = std::io::stdout().lock();
     // A host that closed our stdout does not want the context: not an error.
     let _ = stdout
         .write_all(out.as_bytes())
         .and_then(|()| stdout.write_all(b"\n"))
         .and_then(|()| stdout.flush());
-    Ok(r.tokens)
 }
 
-/// Runs the gate on the redacted prompt against the session's known names,
-/// with the hook's own gate state.
-fn inline_gate(home: &Home, session: &str, prompt: &str) -> Result<GateDecision> {
-    let dir = home.session_dir(session)?;
-    // terms.txt: the session's known names, normalised and sorted, one a line.
-    let terms = match std::fs::read_to_string(dir.join("terms.txt")) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).context("reading terms.txt"),
+/// Handles one event; returns whether it printed anything.
+fn handle(host: Host) -> Result<bool> {
+    let input = read_stdin(STDIN_WAIT)?;
+    if disabled_by_env() {
+        return Ok(false);
+    }
+    let Some(env) = parse(host, &input)? else {
+        return Ok(false);
     };
-    let known = SortedNames::from_lines(&terms);
-    let mut hg = read_hook_gate(home, session);
-    let cfg = rollgraph_engine::config::GateConfig::default();
-    let decision = gate::decide(
-        &mut hg.state,
-        &GateInput {
-            prompt,
-            previous_reply: &hg.last_reply,
-        },
-        &known,
-        &cfg,
-    );
-    write_hook_gate(home, session, &hg)?;
-    Ok(decision)
+    if let Some(cwd) = &env.cwd
+        && Path::new(cwd).join(".rollgraph-off").exists()
+    {
+        return Ok(false);
+    }
+    let home = Home::from_env();
+    let (mode, mut errors) = match rollgraph_engine::Config::load_default(home.root()) {
+        Ok(c) => (c.inject.mode, Vec::new()),
+        Err(e) => (InjectMode::default(), vec![format!("config: {e}")]),
+    };
+    let now = clock::now();
+    let state_path = spool::inject_path(&home, &env.session)?;
+    let had_state = state_path.exists();
+    let mut st: HookState = if had_state {
+        std::fs::read(&state_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    } else {
+        HookState::default()
+    };
+    // Whether the daemon has ever seen this session.
+    let known = home.session_dir(&env.session)?.exists()
+        || spool::spool_path(&home, &env.session)?.exists();
+    let mut printed = false;
+    let mut save = false;
+    let mut jobs: Vec<Job> = Vec::new();
+    match &env.event {
+        Event::SessionStart { source } => {
+            let sent = inject_now(host, &home, &env, &mut st.inject, Moment::Start, mode)
+                .unwrap_or_else(|e| {
+                    errors.push(format!("{e:#}"));
+                    None
+                });
+            printed = sent.is_some();
+            let tokens = sent.map_or(0, |p| p.tokens());
+            save = true;
+            if known {
+                jobs.push(Job::Start {
+                    source: source.clone(),
+                    injected_tokens: tokens,
+                });
+            } else {
+                st.pending_start = Some((source.clone(), tokens));
+            }
+        }
+        Event::Prompt { prompt } => {
+            let sent = inject_now(host, &home, &env, &mut st.inject, Moment::Prompt, mode)
+                .unwrap_or_else(|e| {
+                    errors.push(format!("{e:#}"));
+                    None
+                });
+            printed = sent.is_some();
+            save = true;
+            if let Some((source, injected_tokens)) = st.pending_start.take() {
+                jobs.push(Job::Start {
+                    source,
+                    injected_tokens,
+                });
+            }
+            // Redact before cutting: a cut could split a secret past recognition.
+            jobs.push(Job::Turn {
+                prompt: spool::bounded(&redact::redact_owned(prompt)),
+                gate: None,
+                injected_tokens: sent.map_or(0, |p| p.tokens()),
+            });
+        }
+        Event::PreCompact | Event::PostCompact if known => {
+            st.inject.needs_full = true;
+            save = had_state;
+            jobs.push(match env.event {
+                Event::PreCompact => Job::Reconcile {
+                    reason: "compaction".into(),
+                },
+                _ => Job::Compacted,
+            });
+        }
+        Event::SessionEnd { .. } if known => jobs.push(Job::Reconcile {
+            reason: "session_end".into(),
+        }),
+        Event::Stop { reply } if known => {
+            if let Some(r) = reply.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+                jobs.push(Job::Reply {
+                    text: spool::bounded(&redact::redact_owned(r)),
+                });
+            }
+        }
+        // A session that never had a prompt: nothing to do, nothing to keep.
+        Event::SessionEnd { .. } => {
+            if had_state {
+                let _ = std::fs::remove_file(&state_path);
+            }
+        }
+        Event::PreCompact | Event::PostCompact | Event::Stop { .. } => {}
+    }
+    if save && let Err(e) = write_state(&home, &state_path, &st) {
+        errors.push(format!("{e:#}"));
+    }
+    if !jobs.is_empty() {
+        let mut spooled = true;
+        for job in jobs {
+            let line = JobLine {
+                session: env.session.clone(),
+                host: host.as_str().to_owned(),
+                cwd: env.cwd.clone(),
+                transcript_path: env.transcript.clone(),
+                ts: now,
+                job,
+            };
+            if let Err(e) = spool::append(&home, &line) {
+                errors.push(format!("{e:#}"));
+                spooled = false;
+                break;
+            }
+        }
+        if spooled {
+            ipc::poke_or_start(&home, &mut errors);
+        }
+    }
+    if errors.is_empty() {
+        Ok(printed)
+    } else {
+        // What was printed stays printed; the errors are logged.
+        log_error(&errors.join("; "));
+        Ok(printed)
+    }
 }
 
-fn remember_reply(home: &Home, session: &str, reply: &str) -> Result<()> {
-    let mut hg = read_hook_gate(home, session);
-    hg.last_reply = reply.chars().take(GATE_REPLY_CHARS).collect();
-    write_hook_gate(home, session, &hg)
-}
-
-fn read_hook_gate(home: &Home, session: &str) -> HookGate {
-    spool::gate_path(home, session)
-        .ok()
-        .and_then(|p| std::fs::read(p).ok())
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
-}
-
-fn write_hook_gate(home: &Home, session: &str, hg: &HookGate) -> Result<()> {
-    let path = spool::gate_path(home, session)?;
+fn write_state(home: &Home, path: &Path, st: &HookState) -> Result<()> {
     spool::create_dir(home)?;
     let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(hg)?)
+    std::fs::write(&tmp, serde_json::to_vec(st)?)
         .with_context(|| format!("writing {}", tmp.display()))?;
-    if let Err(e) = std::fs::rename(&tmp, &path) {
+    if let Err(e) = std::fs::rename(&tmp, path) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("renaming into {}", path.display()));
     }
     Ok(())
+}
+
+/// The best block there is for a session, and where it came from: its own
+/// render, else its project's warm render, else the global one.
+pub fn best_render(
+    home: &Home,
+    session: &str,
+    cwd: Option<&str>,
+) -> Result<Option<(StoredRender, &'static str)>> {
+    let key = warm::key_for_cwd(cwd);
+    let candidates: [(Result<PathBuf>, &'static str); 3] = [
+        (
+            home.session_dir(session)
+                .map(|d| d.join("render.json"))
+                .map_err(Into::into),
+            "session",
+        ),
+        (
+            rollgraph_engine::lifecycle::warm_render_path(home, &key).map_err(Into::into),
+            "project",
+        ),
+        (
+            rollgraph_engine::lifecycle::warm_render_path(home, warm::GLOBAL_KEY)
+                .map_err(Into::into),
+            "global",
+        ),
+    ];
+    for (path, source) in candidates {
+        let Ok(path) = path else { continue };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let r: StoredRender = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is unreadable", path.display()))?;
+        if !r.text.trim().is_empty() {
+            return Ok(Some((r, source)));
+        }
+    }
+    Ok(None)
+}
+
+/// Plans and prints this event's injection; returns what was sent.
+fn inject_now(
+    host: Host,
+    home: &Home,
+    env: &Envelope,
+    st: &mut Injected,
+    moment: Moment,
+    mode: InjectMode,
+) -> Result<Option<Planned>> {
+    let Some((r, _source)) = best_render(home, &env.session, env.cwd.as_deref())? else {
+        // Nothing to show still counts as this moment (a prompt, a start).
+        let _ = inject::plan(st, &StoredRender::default(), moment, mode);
+        return Ok(None);
+    };
+    // Gemini keeps BeforeAgent context for one turn only: nothing accumulates,
+    // so each prompt gets the whole block (never twice in one turn).
+    let mode = if host == Host::Gemini {
+        InjectMode::Full
+    } else {
+        mode
+    };
+    let Some(p) = inject::plan(st, &r, moment, mode) else {
+        return Ok(None);
+    };
+    let text = adapt(host, p.text(), env.cwd.as_deref());
+    let event_name = match (host, moment) {
+        (_, Moment::Start) => "SessionStart",
+        (Host::Gemini, Moment::Prompt) => "BeforeAgent",
+        (_, Moment::Prompt) => "UserPromptSubmit",
+    };
+    emit(&injection_json(event_name, &text));
+    Ok(Some(p))
+}
+
+/// The sentence of the block that names the MCP tool.
+const EXPAND_HINT: &str = " Expand a [handle] with the memory_expand tool.";
+
+/// Fits a block to its host: Gemini gets plain text (it escapes `<` and `>`
+/// and wraps context in its own tag), Codex hears of `memory_expand` only
+/// where the MCP server is configured, and every host's size cap is kept.
+pub fn adapt(host: Host, text: &str, cwd: Option<&str>) -> String {
+    let mut t = text.to_owned();
+    if host == Host::Codex && !codex_has_mcp(cwd) {
+        t = t.replace(EXPAND_HINT, "");
+    }
+    if host == Host::Gemini {
+        t = unwrap_tags(&t);
+    }
+    cap(&t, host.max_chars())
+}
+
+/// `<rolling-memory a="1" b="2">` → `Rolling memory (a 1, b 2):`; the
+/// closing tag goes.
+fn unwrap_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with("</rolling-memory") && l.ends_with('>') {
+            continue;
+        }
+        if let Some(inner) = l
+            .strip_prefix('<')
+            .and_then(|r| r.strip_suffix('>'))
+            .filter(|r| r.starts_with("rolling-memory"))
+        {
+            let (tag, attrs) = inner.split_once(' ').unwrap_or((inner, ""));
+            let title = if tag == "rolling-memory-update" {
+                "Rolling memory update"
+            } else {
+                "Rolling memory"
+            };
+            let attrs: Vec<String> = attrs
+                .split('"')
+                .collect::<Vec<_>>()
+                .chunks(2)
+                .filter_map(|kv| match kv {
+                    [k, v] => Some(format!("{} {v}", k.trim().trim_end_matches('='))),
+                    _ => None,
+                })
+                .collect();
+            out.push_str(&format!("{title} ({}):\n", attrs.join(", ")));
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
+/// Cuts a block to `max` characters at a line end, keeping its closing tag.
+pub fn cap(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let closing = text
+        .lines()
+        .last()
+        .filter(|l| l.trim_start().starts_with("</"))
+        .unwrap_or("");
+    let note = "… (cut to fit the host's limit)\n";
+    let room = max.saturating_sub(closing.chars().count() + note.chars().count() + 1);
+    let head: String = text.chars().take(room).collect();
+    let head = match head.rfind('\n') {
+        Some(i) => &head[..=i],
+        None => "",
+    };
+    let mut out = format!("{head}{note}");
+    out.push_str(closing);
+    out
+}
+
+/// Whether Codex has the rollgraph MCP server configured (user config at
+/// `$CODEX_HOME` or `~/.codex`, or the project's `.codex/config.toml`).
+pub fn codex_has_mcp(cwd: Option<&str>) -> bool {
+    let mut files: Vec<PathBuf> = Vec::new();
+    match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        Some(h) => files.push(PathBuf::from(h).join("config.toml")),
+        None => {
+            if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+                files.push(PathBuf::from(h).join(".codex/config.toml"));
+            }
+        }
+    }
+    if let Some(c) = cwd {
+        files.push(Path::new(c).join(".codex/config.toml"));
+    }
+    files.iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().any(|l| {
+                let l = l.trim();
+                l.starts_with("[mcp_servers.rollgraph]")
+                    || l.starts_with("[mcp_servers.\"rollgraph\"]")
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -432,6 +697,7 @@ mod tests {
         assert_eq!(
             env,
             Some(Envelope {
+                name: "UserPromptSubmit".into(),
                 session: "abc".into(),
                 cwd: Some("/p".into()),
                 transcript: Some("/t.jsonl".into()),
@@ -440,6 +706,23 @@ mod tests {
                 },
             })
         );
+    }
+
+    #[test]
+    fn unused_fields_of_any_type_are_ignored_used_ones_are_checked() {
+        let p = br#"{"session_id":"abc","hook_event_name":"UserPromptSubmit","prompt":"hi","reason":5,"source":[1],"last_assistant_message":{"a":1},"cwd":7,"transcript_path":false}"#;
+        let env = parse(Host::Claude, p).ok().flatten();
+        assert_eq!(
+            env.map(|e| (e.cwd, e.event)),
+            Some((
+                None,
+                Event::Prompt {
+                    prompt: "hi".into()
+                }
+            ))
+        );
+        let p = br#"{"session_id":"abc","hook_event_name":"UserPromptSubmit","prompt":42}"#;
+        assert!(parse(Host::Claude, p).is_err());
     }
 
     #[test]
@@ -459,16 +742,61 @@ mod tests {
 
     #[test]
     fn codex_null_transcript_is_fine() {
-        let p = br#"{"session_id":"abc","transcript_path":null,"cwd":"/p","hook_event_name":"SessionStart","source":"startup","model":"gpt-5"}"#;
+        let p = br#"{"session_id":"abc","transcript_path":null,"cwd":"/p","hook_event_name":"SessionStart","source":"fork","model":"gpt-5"}"#;
         let env = parse(Host::Codex, p).ok().flatten();
         assert_eq!(
             env.map(|e| (e.transcript, e.event)),
             Some((
                 None,
                 Event::SessionStart {
-                    source: "startup".into()
+                    source: "fork".into()
                 }
             ))
         );
+    }
+
+    #[test]
+    fn gemini_events() {
+        let p = br#"{"session_id":"g1","hook_event_name":"BeforeAgent","prompt":"hi","timestamp":"2026-01-01T00:00:00Z"}"#;
+        assert!(matches!(
+            parse(Host::Gemini, p).ok().flatten().map(|e| e.event),
+            Some(Event::Prompt { .. })
+        ));
+        let p = br#"{"session_id":"g1","hook_event_name":"AfterAgent","prompt":"hi","prompt_response":"done","stop_hook_active":false}"#;
+        assert_eq!(
+            parse(Host::Gemini, p).ok().flatten().map(|e| e.event),
+            Some(Event::Stop {
+                reply: Some("done".into())
+            })
+        );
+        let p = br#"{"session_id":"g1","hook_event_name":"PreCompress","trigger":"auto"}"#;
+        assert_eq!(
+            parse(Host::Gemini, p).ok().flatten().map(|e| e.event),
+            Some(Event::PreCompact)
+        );
+    }
+
+    #[test]
+    fn gemini_text_has_no_angle_brackets() {
+        let t = "<rolling-memory session=\"abc\" turn=\"3\" updated=\"2026-11-02T10:00Z\">\nWhat this session has been about.\n- x\n</rolling-memory>";
+        let g = adapt(Host::Gemini, t, None);
+        assert!(!g.contains('<') && !g.contains('>'), "{g}");
+        assert!(
+            g.starts_with("Rolling memory (session abc, turn 3, updated 2026-11-02T10:00Z):"),
+            "{g}"
+        );
+    }
+
+    #[test]
+    fn caps_keep_the_closing_tag() {
+        let body: String = (0..2_000).map(|i| format!("- line {i}\n")).collect();
+        let t = format!("<rolling-memory>\n{body}</rolling-memory>");
+        for host in [Host::Claude, Host::Codex, Host::Gemini] {
+            let c = adapt(host, &t, None);
+            assert!(c.chars().count() <= host.max_chars(), "{host:?}");
+            if host != Host::Gemini {
+                assert!(c.ends_with("</rolling-memory>"), "{host:?}");
+            }
+        }
     }
 }

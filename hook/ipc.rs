@@ -119,7 +119,7 @@ pub fn poke_or_start(home: &Home, errors: &mut Vec<String>) {
 /// Spawns `rollgraph daemon`, detached, without waiting for it. The daemon
 /// itself checks the lock, so a race of two hooks starts one daemon.
 pub fn start(home: &Home) -> Result<()> {
-    let exe = std::env::current_exe().context("locating the rollgraph binary")?;
+    let exe = daemon_exe()?;
     let mut cmd = Command::new(exe);
     cmd.arg("daemon");
     // Tests (and impatient users) shorten the idle timeout through the env.
@@ -143,6 +143,33 @@ pub fn start(home: &Home) -> Result<()> {
     #[allow(clippy::zombie_processes)]
     let _child = cmd.spawn().context("spawning `rollgraph daemon`")?;
     Ok(())
+}
+
+/// The full `rollgraph` binary, which runs the daemon: this binary when it
+/// is that one; from the slim `rollgraph-hook`, `$ROLLGRAPH_BIN`, else the
+/// `rollgraph` beside it, else the first `rollgraph` on `PATH`.
+pub fn daemon_exe() -> Result<PathBuf> {
+    let me = std::env::current_exe().context("locating this binary")?;
+    let is_full = me
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| !n.starts_with("rollgraph-hook"));
+    if is_full {
+        return Ok(me);
+    }
+    if let Some(b) = std::env::var_os("ROLLGRAPH_BIN").filter(|b| !b.is_empty()) {
+        return Ok(PathBuf::from(b));
+    }
+    let beside = me.with_file_name("rollgraph");
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("rollgraph"))
+        .find(|p| p.is_file())
+        .context("no `rollgraph` binary beside rollgraph-hook or on PATH to run the daemon")
 }
 
 /// Sends one request line and reads one answer line, within `timeout`.

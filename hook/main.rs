@@ -42,9 +42,12 @@ fn private_umask() {
 fn main() -> ExitCode {
     // The hook's fast path: `rollgraph hook <host>` skips building the whole
     // command tree (a measurable part of a ~2 ms budget).
-    if let Some(args) = hook::fast_args() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == "hook")
+        && let Some(host) = hook::fast_host(&args)
+    {
         private_umask();
-        hook::run(args);
+        hook::run(host);
         return ExitCode::SUCCESS;
     }
     let cli = match cli::Cli::try_parse() {
@@ -70,7 +73,7 @@ fn main() -> ExitCode {
         private_umask();
     }
     if let cli::Command::Hook(args) = cli.command {
-        hook::run(args);
+        hook::run(args.host.into());
         return ExitCode::SUCCESS;
     }
     // The daemon logs to its own file once it has detached.

@@ -11,8 +11,8 @@
 //!   (the transcript still has the turns; a later reconcile recovers them).
 //! - `<session>.off`: how far the daemon has processed (a byte offset). The
 //!   daemon truncates the spool to zero once it has caught up.
-//! - `<session>.gate.json`: the hook's own copy of the gate state, used by
-//!   the inline gate (the daemon's gate in the session is authoritative).
+//! - `<session>.inject.json`: what the hook injected into the session (full
+//!   blocks and updates) and a SessionStart waiting for the first prompt.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -55,7 +55,8 @@ pub enum Job {
     Turn {
         /// The prompt, redacted.
         prompt: String,
-        /// The hook's inline gate decision (the daemon decides again).
+        /// An inline gate decision (old spools; the hook no longer runs the
+        /// gate: the daemon's decides).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         gate: Option<GateDecision>,
         /// Tokens the hook injected from the last render.
@@ -120,9 +121,9 @@ pub fn spool_path(home: &Home, session: &str) -> Result<PathBuf> {
     file(home, session, "jsonl")
 }
 
-/// Path of the hook's gate state for a session.
-pub fn gate_path(home: &Home, session: &str) -> Result<PathBuf> {
-    file(home, session, "gate.json")
+/// Path of the hook's own record of what a session was injected.
+pub fn inject_path(home: &Home, session: &str) -> Result<PathBuf> {
+    file(home, session, "inject.json")
 }
 
 fn offset_path(home: &Home, session: &str) -> Result<PathBuf> {

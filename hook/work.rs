@@ -403,7 +403,8 @@ pub fn previous_reply(path: &Path, prompt: &str) -> Result<Option<Turn>> {
     } else {
         &text
     };
-    let t = transcript::parse_claude(text);
+    // Claude Code, Codex or Gemini CLI, by its first lines.
+    let t = rollgraph_engine::hosts::parse_any(text);
     let turns: Vec<&Turn> = t.turns().collect();
     let p = prompt.trim();
     let found = turns.iter().rposition(|t| t.user.trim() == p);

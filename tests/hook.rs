@@ -28,6 +28,13 @@ fn seeded() -> TestEnv {
     env
 }
 
+/// `[inject] mode = "full"`: every prompt gets the whole block.
+fn full_mode(env: &TestEnv) {
+    std::fs::create_dir_all(&env.state).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(env.state.join("config.toml"), "[inject]\nmode = \"full\"\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
 fn shown(stdout: &str, code: i32) -> String {
     format!("exit: {code}\nstdout:\n{stdout}")
 }
@@ -135,7 +142,7 @@ fn bad_input_is_silent_exits_zero_and_loses_nothing() {
 #[test]
 fn a_bad_host_argument_still_exits_zero() {
     let env = seeded();
-    let out = env.run(&["hook", "gemini"], &fixture("user_prompt_submit"));
+    let out = env.run(&["hook", "opencode"], &fixture("user_prompt_submit"));
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     assert!(env.log().contains("bad hook command line"), "{}", env.log());
@@ -183,7 +190,7 @@ fn a_dead_daemons_socket_is_replaced_and_the_work_done() {
 #[test]
 fn a_hung_daemon_does_not_block_the_hook() {
     let env = seeded();
-    std::fs::create_dir_all(&env.state).unwrap_or_else(|e| panic!("{e}"));
+    full_mode(&env);
     // Listens, never accepts, never answers.
     let _hung = UnixListener::bind(env.socket()).unwrap_or_else(|e| panic!("{e}"));
     for _ in 0..3 {
@@ -204,6 +211,7 @@ fn a_hung_daemon_does_not_block_the_hook() {
 #[test]
 fn two_hooks_at_once_both_answer_and_both_turns_are_kept() {
     let env = seeded();
+    full_mode(&env);
     let spawn = |prompt: &str| {
         let payload = env.payload(
             "fixture-session",

@@ -169,13 +169,15 @@ impl TestEnv {
             .unwrap_or_else(|e| panic!("{e}"));
         s.state.cwd = Some(self.project.display().to_string());
         let now = rollgraph_engine::clock::parse_time(NOW).unwrap_or_default();
+        // Built first: it loads the word list the gate also reads, so the
+        // first seeded session of a test process sees the same gate as the rest.
+        let mut probe = HeuristicProbe::new(Config::default().probe);
         for (i, p) in prompts.iter().enumerate() {
             s.observe(Turn {
                 index: i as u32 + 1,
                 user: (*p).to_owned(),
                 ..Turn::default()
             });
-            let mut probe = HeuristicProbe::new(Config::default().probe);
             s.cycle(&mut probe, now).unwrap_or_else(|e| panic!("{e}"));
         }
         s.save_state().unwrap_or_else(|e| panic!("{e}"));

@@ -62,7 +62,24 @@ fn install_is_idempotent_keeps_other_hooks_and_uninstall_restores() {
     let prompt = commands(&v, "UserPromptSubmit");
     assert_eq!(prompt.len(), 2, "{prompt:?}");
     assert_eq!(prompt[0], "~/bin/my-prompt-hook");
-    assert!(prompt[1].ends_with("rollgraph hook claude"), "{prompt:?}");
+    assert!(
+        prompt[1].ends_with("rollgraph-hook claude")
+            || prompt[1].ends_with("rollgraph hook claude"),
+        "{prompt:?}"
+    );
+    // Every event has a timeout.
+    for (event, groups) in v["hooks"].as_object().into_iter().flatten() {
+        for g in groups.as_array().into_iter().flatten() {
+            for h in g["hooks"].as_array().into_iter().flatten() {
+                if h["command"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("rollgraph"))
+                {
+                    assert!(h["timeout"].as_u64().is_some(), "{event}: no timeout");
+                }
+            }
+        }
+    }
     for event in [
         "SessionStart",
         "PreCompact",
@@ -120,6 +137,21 @@ fn install_into_a_fresh_home_and_a_project() {
         json!(["mcp"]),
         "{mcp}"
     );
+    // What a team commits names the binaries, not this machine's paths.
+    assert_eq!(
+        commands(&read(&project), "UserPromptSubmit"),
+        ["rollgraph-hook claude"]
+    );
+    assert_eq!(mcp["mcpServers"]["rollgraph"]["command"], "rollgraph");
+    let tmp = env.dir.path().display().to_string();
+    for f in [&project, &env.project.join(".mcp.json")] {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        assert!(
+            !text.contains(&tmp),
+            "{} names a local path:\n{text}",
+            f.display()
+        );
+    }
 
     let out = env.run(&["uninstall", "claude", "--project"], b"");
     assert!(out.status.success(), "{out:?}");
@@ -147,5 +179,176 @@ fn a_broken_settings_file_is_left_alone() {
     assert_eq!(
         std::fs::read(dir.join("settings.json")).unwrap_or_default(),
         b"{ not json"
+    );
+}
+
+/// Writes `text` to `path`, creating its directory.
+fn put(path: &std::path::Path, text: &str) {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn codex_install_round_trip_keeps_the_users_hooks_and_config() {
+    let env = TestEnv::new();
+    let codex = env.home.join(".codex");
+    let hooks = codex.join("hooks.json");
+    let config = codex.join("config.toml");
+    let original_hooks = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-me", "timeout": 3}]}]}});
+    let original_config =
+        "# mine\nmodel = \"gpt-5-codex\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n";
+    put(
+        &hooks,
+        &serde_json::to_string_pretty(&original_hooks).unwrap_or_default(),
+    );
+    put(&config, original_config);
+
+    let out = env.run(&["install", "codex"], b"");
+    assert!(out.status.success(), "{out:?}");
+    let v = read(&hooks);
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+        "PostCompact",
+        "SessionEnd",
+        "Stop",
+    ] {
+        let ours: Vec<String> = commands(&v, event)
+            .into_iter()
+            .filter(|c| c.contains("rollgraph"))
+            .collect();
+        assert_eq!(ours.len(), 1, "{event}: {v}");
+        assert!(ours[0].ends_with(" codex"), "{ours:?}");
+    }
+    assert_eq!(commands(&v, "Stop")[0], "notify-me");
+    let text = std::fs::read_to_string(&config).unwrap_or_default();
+    let parsed: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(
+        parsed["mcp_servers"]["rollgraph"]["args"],
+        toml::Value::Array(vec!["mcp".into()])
+    );
+    assert_eq!(
+        parsed["mcp_servers"]["github"]["command"].as_str(),
+        Some("gh-mcp")
+    );
+    assert!(text.starts_with("# mine\n"), "{text}");
+
+    // Idempotent.
+    let out = env.run(&["install", "codex"], b"");
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&config).unwrap_or_default(), text);
+
+    let out = env.run(&["uninstall", "codex"], b"");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(read(&hooks), original_hooks);
+    assert_eq!(
+        std::fs::read_to_string(&config)
+            .unwrap_or_default()
+            .trim_end(),
+        original_config.trim_end()
+    );
+
+    // A project install is portable.
+    let out = env.run(&["install", "codex", "--project"], b"");
+    assert!(out.status.success(), "{out:?}");
+    let v = read(&env.project.join(".codex/hooks.json"));
+    assert_eq!(commands(&v, "UserPromptSubmit"), ["rollgraph-hook codex"]);
+    let text = std::fs::read_to_string(env.project.join(".codex/config.toml")).unwrap_or_default();
+    assert!(text.contains("command = \"rollgraph\""), "{text}");
+    let out = env.run(&["uninstall", "codex", "--project"], b"");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(read(&env.project.join(".codex/hooks.json")), json!({}));
+}
+
+#[test]
+fn gemini_install_round_trip_keeps_the_users_settings() {
+    let env = TestEnv::new();
+    let settings = env.home.join(".gemini/settings.json");
+    let original = json!({
+        "theme": "GitHub",
+        "mcpServers": {"other": {"command": "other-mcp"}},
+        "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 1000}]}],
+                  "BeforeAgent": [{"hooks": [{"type": "command", "command": "mine.sh"}]}]}
+    });
+    put(
+        &settings,
+        &serde_json::to_string_pretty(&original).unwrap_or_default(),
+    );
+    let out = env.run(&["install", "gemini"], b"");
+    assert!(out.status.success(), "{out:?}");
+    let v = read(&settings);
+    for (event, ms) in [
+        ("SessionStart", 5000),
+        ("BeforeAgent", 5000),
+        ("AfterAgent", 5000),
+        ("PreCompress", 5000),
+        ("SessionEnd", 2000),
+    ] {
+        let group = v["hooks"][event]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|g| {
+                g["hooks"][0]["command"]
+                    .as_str()
+                    .is_some_and(|c| c.ends_with(" gemini"))
+            })
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            group["hooks"][0]["timeout"], ms,
+            "{event}: timeouts are milliseconds"
+        );
+    }
+    assert_eq!(commands(&v, "BeforeAgent")[0], "mine.sh");
+    assert_eq!(v["mcpServers"]["rollgraph"]["args"], json!(["mcp"]));
+    assert_eq!(v["mcpServers"]["other"], original["mcpServers"]["other"]);
+    assert_eq!(v["theme"], "GitHub");
+    let out = env.run(&["install", "gemini"], b"");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("already up to date"));
+    let out = env.run(&["uninstall", "gemini"], b"");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(read(&settings), original);
+
+    let out = env.run(&["install", "gemini", "--project"], b"");
+    assert!(out.status.success(), "{out:?}");
+    let v = read(&env.project.join(".gemini/settings.json"));
+    assert_eq!(commands(&v, "BeforeAgent"), ["rollgraph-hook gemini"]);
+    assert_eq!(v["mcpServers"]["rollgraph"]["command"], "rollgraph");
+}
+
+#[test]
+fn the_packaged_hooks_run_the_slim_binary_with_timeouts() {
+    let root = crate::common::repo();
+    for (file, unit_min) in [
+        ("plugin/hooks/hooks.json", 1),
+        ("gemini-extension/hooks/hooks.json", 1000),
+    ] {
+        let v = read(&root.join(file));
+        let events = v["hooks"].as_object().cloned().unwrap_or_default();
+        assert!(!events.is_empty(), "{file}");
+        for (event, groups) in events {
+            for g in groups.as_array().into_iter().flatten() {
+                for h in g["hooks"].as_array().into_iter().flatten() {
+                    let c = h["command"].as_str().unwrap_or_default();
+                    assert!(c.contains("/bin/rollgraph-hook\""), "{file} {event}: {c}");
+                    assert!(
+                        h["timeout"].as_u64().is_some_and(|t| t >= unit_min),
+                        "{file} {event}"
+                    );
+                }
+            }
+        }
+    }
+    let ext = read(&root.join("gemini-extension/gemini-extension.json"));
+    assert_eq!(ext["name"], "rollgraph");
+    assert_eq!(ext["mcpServers"]["rollgraph"]["args"], json!(["mcp"]));
+    assert!(
+        ext["mcpServers"]["rollgraph"]["command"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("${extensionPath}"))
     );
 }

@@ -20,7 +20,11 @@ mod extract;
 mod faults;
 /// `rollgraph hook claude`: every event and every bad input, as a process.
 mod hook;
-/// `rollgraph install claude` / `uninstall claude` on a temp HOME.
+/// Each host's hook: output shapes, warm start, resume, Gemini, Codex, the slim binary.
+mod hosts;
+/// Update blocks, and tokens injected in full mode against delta mode.
+mod inject;
+/// `rollgraph install claude|codex|gemini` / `uninstall` on a temp HOME.
 mod install;
 /// The LLM probe against a scripted chat-completions server.
 mod llm;

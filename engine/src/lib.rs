@@ -35,11 +35,11 @@ pub mod turn;
 #[cfg(any(test, feature = "synth"))]
 pub mod synth;
 
-pub use io::{clock, config, peek, plain, redact, store, transcript};
+pub use io::{clock, config, hosts, peek, plain, redact, store, transcript};
 pub use memory::{graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
 pub use retrieval::{embed, query, semantic};
-pub use turn::{decay, gate, probe, render, session, stats};
+pub use turn::{decay, gate, inject, probe, render, session, stats};
 
 pub use config::Config;
 pub use graph::{Domain, Edge, EdgeKind, Graph, GraphDoc, Node, NodeId, NodeKind};

@@ -31,6 +31,17 @@ pub struct Config {
     pub reconcile: ReconcileConfig,
     /// Flat memory files: seeding and graduation.
     pub flat: FlatConfig,
+    /// What the hook injects: full blocks or updates.
+    pub inject: InjectConfig,
+}
+
+/// Injection constants.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InjectConfig {
+    /// `delta`: the full block at session start and after compaction, else
+    /// only what changed; `full`: the full block on every prompt.
+    pub mode: crate::inject::InjectMode,
 }
 
 /// Gate constants.

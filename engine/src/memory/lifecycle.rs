@@ -445,7 +445,56 @@ pub fn merge_graph(
         report.stores.push(k.to_owned());
         total.add(&report);
     }
+    // Ready renders for the next session's first injection (no daemon round trip).
+    for k in [key.as_str(), GLOBAL_KEY] {
+        if let Err(e) = write_warm_render(home, config, k, now) {
+            total.warnings.push(format!("warm render of {k}: {e}"));
+        }
+    }
     Ok(total)
+}
+
+/// The file a store's ready render lives in: what the hook injects at the
+/// start of a session that has no render of its own yet.
+pub fn warm_render_path(home: &Home, key: &str) -> Result<std::path::PathBuf, StoreError> {
+    Ok(WarmStore::dir_of(home, key)?.join("render.json"))
+}
+
+/// Renders the seed a new session of `key` would start from (the project's
+/// warm graph with the global one; the global one alone for
+/// [`GLOBAL_KEY`]) and writes it to [`warm_render_path`]. An empty graph
+/// removes a stale render.
+pub fn write_warm_render(
+    home: &Home,
+    config: &Config,
+    key: &str,
+    now: DateTime<Utc>,
+) -> Result<(), LifecycleError> {
+    let path = warm_render_path(home, key)?;
+    let (graph, focus, _) = warm_seed(home, config, key, now)?;
+    if graph.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return Ok(());
+    }
+    let label = if key == GLOBAL_KEY {
+        "global"
+    } else {
+        "project"
+    };
+    let r = crate::render::render(
+        &graph,
+        &focus,
+        &crate::render::RenderContext {
+            session: label,
+            turn: 0,
+            now,
+        },
+        &config.render,
+    );
+    let stored =
+        crate::session::StoredRender::of(&graph, &r, label, 0, now, config.render.min_weight);
+    crate::store::write_json(&path, &stored)?;
+    Ok(())
 }
 
 /// Journals an arbitrary change into a store (seeding uses this).

@@ -10,6 +10,7 @@
 
 pub mod decay;
 pub mod gate;
+pub mod inject;
 pub mod probe;
 pub mod render;
 pub mod session;

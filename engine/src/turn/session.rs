@@ -130,6 +130,35 @@ pub struct StoredRender {
     /// Expansion handles it shows.
     #[serde(default)]
     pub handles: Vec<String>,
+    /// What it says, item by item, for update blocks ([`crate::inject`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<crate::inject::Item>,
+    /// The labels of its focus, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub focus_labels: Vec<String>,
+}
+
+impl StoredRender {
+    /// A render as the hook reads it, with its items.
+    pub fn of(
+        g: &Graph,
+        r: &Render,
+        session: &str,
+        turn: u32,
+        now: DateTime<Utc>,
+        min_weight: f64,
+    ) -> StoredRender {
+        StoredRender {
+            session: session.to_owned(),
+            turn,
+            updated: Some(now),
+            tokens: r.tokens,
+            text: r.text.clone(),
+            handles: r.handles.clone(),
+            items: crate::inject::items(g, r, min_weight),
+            focus_labels: crate::inject::focus_labels(g, r),
+        }
+    }
 }
 
 /// What one probe cycle did.
@@ -980,14 +1009,14 @@ impl Session {
     /// Renders and writes `render.json` and `terms.txt` for the hook.
     pub fn write_render(&mut self, now: DateTime<Utc>) -> Result<Render, StoreError> {
         let r = self.render(now);
-        let stored = StoredRender {
-            session: self.state.session.clone(),
-            turn: self.state.turn,
-            updated: Some(now),
-            tokens: r.tokens,
-            text: r.text.clone(),
-            handles: r.handles.clone(),
-        };
+        let stored = StoredRender::of(
+            &self.graph,
+            &r,
+            &self.state.session,
+            self.state.turn,
+            now,
+            self.config.render.min_weight,
+        );
         write_json(&self.path("render.json"), &stored)?;
         let mut terms: Vec<String> = self
             .graph
