@@ -105,6 +105,9 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     }
     // Everything we create (socket, logs, spools) is for this user only.
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+    // The daemon's gate and probe read the word list; load it before the
+    // first job so the first turn's gate sees what later turns see.
+    rollgraph_engine::extract::lexicon::init_frequencies();
     let home = Home::from_env();
     let config = rollgraph_engine::Config::load_default(home.root());
     let limits = config
