@@ -338,24 +338,9 @@ impl<'a> Plan<'a> {
                 NodeKind::Entity | NodeKind::Project | NodeKind::File | NodeKind::Identifier
             )
         };
-        if let Some(planned) = self.nodes.get_mut(&id) {
-            planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
-            match detail {
-                Some(d) if planned.detail.is_none() => planned.detail = Some(clean_detail(d)),
-                Some(d) if refreshable(planned.kind) && informative(d) => {
-                    planned.detail = Some(clean_detail(d));
-                }
-                _ => {}
-            }
-            if let Some(sn) = &sentence {
-                planned.note_evidence(session, turn, speaker, &clean_detail(sn));
-            }
-            return Some(id);
-        }
-        if let Some(existing) = self.input.graph.node(&id) {
-            let mut n = existing.clone();
-            n.weight = (n.weight + boost * (1.0 - n.weight)).clamp(0.0, 1.0);
-            n.last_activated = now.max(n.last_activated);
+        // A known node's detail follows its latest informative mention, and
+        // the sentence joins its evidence.
+        let follow = |n: &mut Node| {
             match detail {
                 Some(d) if n.detail.is_none() => n.detail = Some(clean_detail(d)),
                 Some(d) if refreshable(n.kind) && informative(d) => {
@@ -366,6 +351,17 @@ impl<'a> Plan<'a> {
             if let Some(sn) = &sentence {
                 n.note_evidence(session, turn, speaker, &clean_detail(sn));
             }
+        };
+        if let Some(planned) = self.nodes.get_mut(&id) {
+            planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
+            follow(planned);
+            return Some(id);
+        }
+        if let Some(existing) = self.input.graph.node(&id) {
+            let mut n = existing.clone();
+            n.weight = (n.weight + boost * (1.0 - n.weight)).clamp(0.0, 1.0);
+            n.last_activated = now.max(n.last_activated);
+            follow(&mut n);
             if let Some(role) = &m.role
                 && n.detail
                     .as_deref()
