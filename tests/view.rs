@@ -204,6 +204,22 @@ fn the_full_example_has_supersedes_edges_with_the_old_side() {
     );
     let (_, data) = view(&env, &[]);
     let nodes = data["nodes"].as_array().cloned().unwrap_or_default();
+    // The side panel's evidence: the sentences that named a node, with turns.
+    let bento = nodes
+        .iter()
+        .find(|n| n["label"] == "Bento")
+        .unwrap_or_else(|| panic!("no Bento node"));
+    let ev = bento["ev"].as_array().cloned().unwrap_or_default();
+    assert!(!ev.is_empty(), "{bento}");
+    assert!(
+        ev.iter().all(|e| e["turn"].as_u64().is_some_and(|t| t > 0)),
+        "{bento}"
+    );
+    assert!(
+        ev.iter()
+            .any(|e| e["text"].as_str().is_some_and(|t| t.contains("Bento"))),
+        "{bento}"
+    );
     let sup: Vec<&Value> = data["edges"]
         .as_array()
         .into_iter()

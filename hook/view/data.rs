@@ -33,11 +33,25 @@ pub struct NodeOut {
     pub a: bool,
     /// Last activated (RFC 3339).
     pub last: String,
+    /// Evidence: the sentences that mentioned it, with their turn and speaker.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ev: Vec<EvidenceOut>,
     /// Provenance: `[session, first_turn, last_turn, mentions]`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prov: Vec<(String, u32, u32, u32)>,
     /// Layout group index into `Data::groups`.
     pub g: usize,
+}
+
+/// One evidence sentence of a node on the page.
+#[derive(Debug, Serialize)]
+pub struct EvidenceOut {
+    /// The turn it was said in.
+    pub turn: u32,
+    /// `user` or `assistant`.
+    pub speaker: String,
+    /// The sentence (already redacted upstream).
+    pub text: String,
 }
 
 /// One edge of the page.
@@ -245,6 +259,15 @@ fn node_out(n: &Node) -> NodeOut {
         al: n.aliases.clone(),
         a: n.anchor,
         last: n.last_activated.to_rfc3339_opts(SecondsFormat::Secs, true),
+        ev: n
+            .evidence
+            .iter()
+            .map(|e| EvidenceOut {
+                turn: e.turn,
+                speaker: e.speaker.clone(),
+                text: e.text.clone(),
+            })
+            .collect(),
         prov: n
             .provenance
             .iter()

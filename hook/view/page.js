@@ -408,7 +408,7 @@
     if (nd.ev && nd.ev.length) {
       box.appendChild(el('h3', null, 'Evidence'));
       var ul0 = el('ul');
-      nd.ev.forEach(function (e) { var li = el('li', null, (e.turn !== undefined ? 'turn ' + e.turn + ': ' : '') + (e.text || e)); li.dir = 'auto'; ul0.appendChild(li); });
+      nd.ev.forEach(function (e) { var li = el('li', null, (e.turn !== undefined ? 'turn ' + e.turn + (e.speaker ? ' (' + e.speaker + ')' : '') + ': ' : '') + (e.text || e)); li.dir = 'auto'; ul0.appendChild(li); });
       box.appendChild(ul0);
     }
     if (nd.prov && nd.prov.length) {
@@ -501,7 +501,8 @@
   // ---- search ---------------------------------------------------------------
   var hay = null;
   function searchText(nd) {
-    var s = nd.label + '\n' + (nd.al || []).join('\n') + '\n' + (nd.det || '');
+    var s = nd.label + '\n' + (nd.al || []).join('\n') + '\n' + (nd.det || '') + '\n' +
+      (nd.ev || []).map(function (e) { return e.text; }).join('\n');
     if (nd.ev) nd.ev.forEach(function (e) { s += '\n' + (e.text || e); });
     return s.toLowerCase();
   }
