@@ -50,9 +50,9 @@ const WORDS: &[&str] = &[
     "subscription",
 ];
 const PEOPLE: &[&str] = &[
-    "Priya Raman",
-    "Marco Bellini",
-    "Dana Okafor",
+    "Ilsa Voss",
+    "Marco Corvo",
+    "Dana Brandt",
     "Sam Lee",
     "Ana Souza",
     "Kenji Mori",

@@ -169,7 +169,7 @@ fn words(sentence: &str) -> Vec<Word<'_>> {
         } else {
             clean_code_token(text)
         };
-        // "Resend-specific", "Postgres-backed": the name is the first part.
+        // "Acme-specific", "Zorp-backed": the name is the first part.
         let text = match text.split_once('-') {
             Some((head, tail))
                 if is_capitalized(head)
@@ -1352,8 +1352,8 @@ fn split_replaced(rest: &str, replace_cue: bool) -> (&str, Option<String>) {
     (rest, None)
 }
 
-/// A concrete proposal in the assistant's reply ("I'd suggest arq with a
-/// Redis broker"), as the decision it would be if accepted.
+/// A concrete proposal in the assistant's reply ("I'd suggest X with a
+/// small worker pool"), as the decision it would be if accepted.
 pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let trimmed = sentence.trim().trim_end_matches('?');
     for cue in lexicon::PROPOSAL_CUES.iter() {

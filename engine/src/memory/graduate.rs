@@ -632,8 +632,8 @@ mod tests {
         let cfg = Config::default();
         let mut g = Graph::new();
         let mut meta = WarmMeta::default();
-        let id = NodeId::slug("Bento").unwrap_or_else(|| unreachable!());
-        let mut n = Node::new(id.clone(), "Bento", Domain::Technical, 0.9, t(0));
+        let id = NodeId::slug("Postwick").unwrap_or_else(|| unreachable!());
+        let mut n = Node::new(id.clone(), "Postwick", Domain::Technical, 0.9, t(0));
         for s in ["s1", "s2", "s3"] {
             n.provenance.push(Provenance {
                 session: s.into(),

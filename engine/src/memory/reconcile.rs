@@ -826,13 +826,13 @@ mod tests {
         warm.upsert_node(pg);
         let mut hot = Graph::new();
         hot.upsert_node(node("postgres", Domain::Technical, 0.4, "s1"));
-        hot.upsert_node(node("Bento", Domain::Technical, 0.7, "s1"));
-        hot.upsert_node(node("Resend", Domain::Technical, 0.3, "s1"));
-        let bento = NodeId::slug("bento").unwrap_or_else(|| unreachable!());
-        let resend = NodeId::slug("resend").unwrap_or_else(|| unreachable!());
+        hot.upsert_node(node("Postwick", Domain::Technical, 0.7, "s1"));
+        hot.upsert_node(node("Mailvane", Domain::Technical, 0.3, "s1"));
+        let postwick = NodeId::slug("postwick").unwrap_or_else(|| unreachable!());
+        let mailvane = NodeId::slug("mailvane").unwrap_or_else(|| unreachable!());
         let _ = hot.upsert_edge(Edge {
-            source: bento.clone(),
-            target: resend.clone(),
+            source: postwick.clone(),
+            target: mailvane.clone(),
             kind: EdgeKind::Supersedes,
             weight: 1.0,
         });
@@ -846,7 +846,7 @@ mod tests {
         assert_eq!(pg.provenance.len(), 2);
         // A new session reinforced it above its old weight.
         assert!(pg.weight > 0.6);
-        assert!(meta.disputed.contains_key(&resend));
+        assert!(meta.disputed.contains_key(&mailvane));
         let before = warm.to_doc();
         let again = run(&hot, &mut warm, &mut meta, "s1");
         assert_eq!(warm.to_doc(), before, "second reconcile changed the graph");
@@ -932,7 +932,7 @@ mod tests {
         assert!(s("topic 0 item 1", "topic 1 item 0", &mut l) < 0.7);
         let amb = s("billing dashboard", "billing dashboards v2", &mut l);
         assert!((0.7..0.88).contains(&amb), "{amb}");
-        assert!(s("Resend", "Bento", &mut l) < 0.3);
+        assert!(s("Mailvane", "Postwick", &mut l) < 0.3);
         assert!(s("topic 3 item 10", "topic 3 item 11", &mut l) < 0.7);
         assert!(s("billing dashboard v2", "billing dashboard v3", &mut l) < 0.7);
     }

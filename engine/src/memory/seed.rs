@@ -483,7 +483,7 @@ pub fn seed_configured(
 mod tests {
     use super::*;
 
-    const ODD: &str = "---\ntitle: memory\n---\n# Project notes\n\nWe ship the **billing** service on Fridays.\nIt is deployed\nwith [Fly](https://fly.io).\n\n## Rules\n- Never push to `main` directly\n* always run `cargo fmt` before committing\n  (the CI checks it)\n1. Don't use unwrap in library code\n- [x] done: migrate invoices to Bento\n\n```rust\nfn not_an_item() {}\n```\n<!--\nhidden\n-->\n| a | b |\n|---|---|\n> Quoted: keep the API small\n\n### Empty\n-\n## People\n- Priya reviews billing PRs\n";
+    const ODD: &str = "---\ntitle: memory\n---\n# Project notes\n\nWe ship the **billing** service on Fridays.\nIt is deployed\nwith [Fly](https://fly.io).\n\n## Rules\n- Never push to `main` directly\n* always run `cargo fmt` before committing\n  (the CI checks it)\n1. Don't use unwrap in library code\n- [x] done: migrate invoices to Postwick\n\n```rust\nfn not_an_item() {}\n```\n<!--\nhidden\n-->\n| a | b |\n|---|---|\n> Quoted: keep the API small\n\n### Empty\n-\n## People\n- Ilsa reviews billing PRs\n";
 
     #[test]
     fn odd_markdown_parses_leniently() {
@@ -496,9 +496,9 @@ mod tests {
                 "Never push to main directly",
                 "always run cargo fmt before committing (the CI checks it)",
                 "Don't use unwrap in library code",
-                "done: migrate invoices to Bento",
+                "done: migrate invoices to Postwick",
                 "Quoted: keep the API small",
-                "Priya reviews billing PRs",
+                "Ilsa reviews billing PRs",
             ]
         );
         let rules: Vec<bool> = items.iter().map(|i| i.rule).collect();
@@ -531,7 +531,7 @@ mod tests {
         let l = short_label(long.trim());
         assert!(l.chars().count() <= LABEL_CHARS);
         assert!(l.ends_with("word…"));
-        assert_eq!(short_label("Use Bento. It is cheaper."), "Use Bento");
+        assert_eq!(short_label("Use Postwick. It is cheaper."), "Use Postwick");
     }
 
     #[test]

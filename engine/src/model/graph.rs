@@ -142,7 +142,7 @@ pub enum NodeKind {
     File,
     /// A code identifier (function, type, variant).
     Identifier,
-    /// A choice that was made ("use Bento for email").
+    /// A choice that was made ("use Postwick for email").
     Decision,
     /// A correction of something said earlier.
     Correction,
@@ -918,10 +918,22 @@ mod tests {
     #[test]
     fn doc_round_trip_and_dangling_edges_rejected() {
         let mut g = Graph::new();
-        let a = NodeId::slug("Resend").unwrap_or_else(|| unreachable!());
-        let b = NodeId::slug("Bento").unwrap_or_else(|| unreachable!());
-        g.upsert_node(Node::new(a.clone(), "Resend", Domain::Technical, 0.5, t0()));
-        g.upsert_node(Node::new(b.clone(), "Bento", Domain::Technical, 0.7, t0()));
+        let a = NodeId::slug("Mailvane").unwrap_or_else(|| unreachable!());
+        let b = NodeId::slug("Postwick").unwrap_or_else(|| unreachable!());
+        g.upsert_node(Node::new(
+            a.clone(),
+            "Mailvane",
+            Domain::Technical,
+            0.5,
+            t0(),
+        ));
+        g.upsert_node(Node::new(
+            b.clone(),
+            "Postwick",
+            Domain::Technical,
+            0.7,
+            t0(),
+        ));
         let e = Edge {
             source: b.clone(),
             target: a.clone(),
@@ -934,11 +946,11 @@ mod tests {
         assert_eq!(g2.to_doc(), doc);
         assert_eq!(
             g2.superseded_by(&a).map(|n| n.label.as_str()),
-            Some("Bento")
+            Some("Postwick")
         );
 
         let mut bad = doc;
-        bad.nodes.remove("resend");
+        bad.nodes.remove("mailvane");
         assert!(matches!(
             Graph::from_doc(bad),
             Err(GraphError::DanglingEdge { .. })

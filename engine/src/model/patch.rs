@@ -510,7 +510,11 @@ mod tests {
 
     fn base() -> Graph {
         let mut g = Graph::new();
-        for (label, anchor) in [("Resend", false), ("Bento", false), ("Small commits", true)] {
+        for (label, anchor) in [
+            ("Mailvane", false),
+            ("Postwick", false),
+            ("Small commits", true),
+        ] {
             let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
             let mut n = Node::new(id, label, Domain::Technical, 0.5, now());
             n.anchor = anchor;
@@ -523,27 +527,27 @@ mod tests {
     fn valid_patch_applies_and_reports() {
         let mut g = base();
         let p = ops(json!({"ops": [
-            {"op": "replace", "path": "/nodes/bento/weight", "value": 0.9},
-            {"op": "add", "path": "/edges/bento|supersedes|resend", "value": {"source": "bento", "target": "resend", "kind": "supersedes", "weight": 1.0}}
+            {"op": "replace", "path": "/nodes/postwick/weight", "value": 0.9},
+            {"op": "add", "path": "/edges/postwick|supersedes|mailvane", "value": {"source": "postwick", "target": "mailvane", "kind": "supersedes", "weight": 1.0}}
         ]}));
         let r = apply(&mut g, &p, &PatchRules::default()).unwrap_or_default();
         assert_eq!(r.changed_nodes.len(), 1);
-        assert_eq!(r.edges, vec!["bento|supersedes|resend".to_string()]);
+        assert_eq!(r.edges, vec!["postwick|supersedes|mailvane".to_string()]);
         assert_eq!(g.edge_count(), 1);
     }
 
     #[test]
     fn invalid_patches_change_nothing() {
         let cases = vec![
-            json!({"ops": [{"op": "replace", "path": "/nodes/bento/weight", "value": 1.5}]}),
+            json!({"ops": [{"op": "replace", "path": "/nodes/postwick/weight", "value": 1.5}]}),
             json!({"ops": [{"op": "replace", "path": "/version", "value": 2}]}),
-            json!({"ops": [{"op": "add", "path": "/edges/bento|uses|ghost", "value": {"source": "bento", "target": "ghost", "kind": "uses", "weight": 0.5}}]}),
-            json!({"ops": [{"op": "replace", "path": "/nodes/bento/domain", "value": "astrology"}]}),
+            json!({"ops": [{"op": "add", "path": "/edges/postwick|uses|ghost", "value": {"source": "postwick", "target": "ghost", "kind": "uses", "weight": 0.5}}]}),
+            json!({"ops": [{"op": "replace", "path": "/nodes/postwick/domain", "value": "astrology"}]}),
             json!({"ops": [{"op": "remove", "path": "/nodes/small-commits"}]}),
             json!({"ops": [{"op": "replace", "path": "/nodes/small-commits/weight", "value": 0.1}]}),
-            json!({"ops": [{"op": "replace", "path": "/nodes/bento/id", "value": "other"}]}),
-            json!({"ops": [{"op": "test", "path": "/nodes/bento/weight", "value": 0.7}]}),
-            json!({"ops": [{"op": "replace", "path": "/nodes/bento/weight", "value": 0.9}, {"op": "remove", "path": "/nodes/nope"}]}),
+            json!({"ops": [{"op": "replace", "path": "/nodes/postwick/id", "value": "other"}]}),
+            json!({"ops": [{"op": "test", "path": "/nodes/postwick/weight", "value": 0.7}]}),
+            json!({"ops": [{"op": "replace", "path": "/nodes/postwick/weight", "value": 0.9}, {"op": "remove", "path": "/nodes/nope"}]}),
         ];
         for c in cases {
             let mut g = base();
@@ -575,7 +579,7 @@ mod tests {
     #[test]
     fn move_and_copy_are_refused() {
         let raw: Vec<PatchOperation> = serde_json::from_value(json!([
-            {"op": "copy", "from": "/nodes/bento", "path": "/nodes/bento2"}
+            {"op": "copy", "from": "/nodes/postwick", "path": "/nodes/postwick2"}
         ]))
         .unwrap_or_default();
         let mut g = base();
@@ -589,17 +593,17 @@ mod tests {
     fn supersedes_history_is_kept() {
         let mut g = base();
         let p = ops(json!([
-            {"op": "add", "path": "/edges/bento|supersedes|resend", "value": {"source": "bento", "target": "resend", "kind": "supersedes", "weight": 1.0}}
+            {"op": "add", "path": "/edges/postwick|supersedes|mailvane", "value": {"source": "postwick", "target": "mailvane", "kind": "supersedes", "weight": 1.0}}
         ]));
         assert!(apply(&mut g, &p, &PatchRules::default()).is_ok());
         let remove_old = ops(json!([
-            {"op": "remove", "path": "/edges/bento|supersedes|resend"},
-            {"op": "remove", "path": "/nodes/resend"}
+            {"op": "remove", "path": "/edges/postwick|supersedes|mailvane"},
+            {"op": "remove", "path": "/nodes/mailvane"}
         ]));
         assert!(matches!(
             apply(&mut g, &remove_old, &PatchRules::default()),
             Err(PatchError::ErasesHistory(_))
         ));
-        assert!(g.contains(&NodeId::slug("resend").unwrap_or_else(|| unreachable!())));
+        assert!(g.contains(&NodeId::slug("mailvane").unwrap_or_else(|| unreachable!())));
     }
 }

@@ -1,7 +1,7 @@
 //! Local sentence embeddings, offline and optional.
 //!
 //! This module turns short texts (node labels, decisions, prompts) into
-//! vectors with a small local model, so that "switch mail to Bento" and
+//! vectors with a small local model, so that "switch mail to Postwick" and
 //! "transactional email provider" can be found to be about the same thing.
 //! It is never on the hook's critical path and never required: when the
 //! model or the ONNX Runtime library is absent, [`load_optional`] returns a
@@ -799,7 +799,7 @@ mod tests {
     fn paraphrases_score_above_unrelated_pairs() {
         let Some(mut m) = model() else { return };
         let pairs = [
-            ("switch mail to Bento", "transactional email provider"),
+            ("switch mail to Postwick", "transactional email provider"),
             ("the retry limit is five", "allow at most 5 retries"),
             (
                 "use Postgres for the job queue",
@@ -844,7 +844,7 @@ mod tests {
     fn batched_matches_one_at_a_time() {
         let Some(mut m) = model() else { return };
         let texts = [
-            "switch mail to Bento",
+            "switch mail to Postwick",
             "a much longer sentence about the transactional email provider we picked last week",
             "ok",
             "allow at most 5 retries",
@@ -909,7 +909,7 @@ mod tests {
             "   \n\t ",
             long.as_str(),
             noise.as_str(),
-            "メールの送信をBentoに切り替える (switch mail to Bento)",
+            "メールの送信をPostwickに切り替える (switch mail to Postwick)",
             "\u{0}\u{1}hello\u{7f}\u{FEFF} world\u{200B}",
             "🎉🎉🎉",
             "日本語だけのテキストです",
@@ -939,7 +939,7 @@ mod tests {
         assert!(similarity(&head, &whole).unwrap() > 0.99);
         // Mixed languages still relate to the English meaning.
         let mixed = out[4].as_ref().unwrap();
-        let en = m.embed_one("switch mail to Bento").unwrap();
+        let en = m.embed_one("switch mail to Postwick").unwrap();
         let off = m.embed_one("add a dark mode toggle").unwrap();
         assert!(similarity(mixed, &en).unwrap() > similarity(mixed, &off).unwrap());
     }

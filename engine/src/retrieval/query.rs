@@ -444,14 +444,14 @@ mod tests {
     fn graph() -> Graph {
         let mut g = Graph::new();
         g.upsert_node(node(
-            "Resend",
+            "Mailvane",
             Domain::Technical,
             0.4,
             Some("transactional email provider"),
             "2026-11-02T08:00:00Z",
         ));
         g.upsert_node(node(
-            "Bento",
+            "Postwick",
             Domain::Technical,
             0.8,
             Some("email provider for dunning mails"),
@@ -465,7 +465,7 @@ mod tests {
             "2026-11-02T09:40:00Z",
         ));
         g.upsert_node(node(
-            "Priya Raman",
+            "Ilsa Voss",
             Domain::Relationship,
             0.6,
             Some("reviews billing code"),
@@ -478,9 +478,9 @@ mod tests {
             None,
             "2026-10-20T10:00:00Z",
         ));
-        edge(&mut g, "Bento", EdgeKind::Supersedes, "Resend");
-        edge(&mut g, "dunning retries", EdgeKind::Uses, "Bento");
-        edge(&mut g, "Priya Raman", EdgeKind::Owns, "dunning retries");
+        edge(&mut g, "Postwick", EdgeKind::Supersedes, "Mailvane");
+        edge(&mut g, "dunning retries", EdgeKind::Uses, "Postwick");
+        edge(&mut g, "Ilsa Voss", EdgeKind::Owns, "dunning retries");
         g
     }
 
@@ -501,9 +501,9 @@ mod tests {
             l.iter()
                 .all(|x| x.matched.iter().any(|(_, f)| *f == "detail"))
         );
-        let l = lexical_scores(&g, "bento");
-        assert_eq!(l.first().map(|x| x.id.as_str()), Some("bento"));
-        assert_eq!(l[0].matched, vec![("bento".to_string(), "label")]);
+        let l = lexical_scores(&g, "postwick");
+        assert_eq!(l.first().map(|x| x.id.as_str()), Some("postwick"));
+        assert_eq!(l[0].matched, vec![("postwick".to_string(), "label")]);
     }
 
     #[test]
@@ -521,19 +521,19 @@ mod tests {
             "{:?}",
             hits[0].why
         );
-        let priya = hits
+        let ilsa = hits
             .iter()
-            .find(|h| h.id.as_str() == "priya-raman")
+            .find(|h| h.id.as_str() == "ilsa-voss")
             .unwrap_or_else(|| panic!("{hits:#?}"));
         assert!(
-            priya.why.iter().any(|w| w.contains("via owns")),
+            ilsa.why.iter().any(|w| w.contains("via owns")),
             "{:?}",
-            priya.why
+            ilsa.why
         );
         assert!(
-            priya.why.iter().any(|w| w.starts_with("active")),
+            ilsa.why.iter().any(|w| w.starts_with("active")),
             "{:?}",
-            priya.why
+            ilsa.why
         );
     }
 
@@ -551,15 +551,15 @@ mod tests {
                 .position(|h| h.id.as_str() == id)
                 .unwrap_or_else(|| panic!("{id} not found: {hits:#?}"))
         };
-        assert!(pos("bento") < pos("resend"), "{hits:#?}");
-        let resend = hits
+        assert!(pos("postwick") < pos("mailvane"), "{hits:#?}");
+        let mailvane = hits
             .iter()
-            .find(|h| h.id.as_str() == "resend")
+            .find(|h| h.id.as_str() == "mailvane")
             .unwrap_or_else(|| panic!("{hits:#?}"));
         assert!(
-            resend.why.iter().any(|w| w == "superseded by Bento"),
+            mailvane.why.iter().any(|w| w == "superseded by Postwick"),
             "{:?}",
-            resend.why
+            mailvane.why
         );
     }
 

@@ -495,12 +495,8 @@ mod tests {
                 &["src/billing/invoice.rs"],
                 None,
             ),
-            (
-                "Ask Priya Raman to review it",
-                &[],
-                Some(Trigger::NewEntity),
-            ),
-            ("Ask Priya to review it", &["Priya Raman"], None),
+            ("Ask Ilsa Voss to review it", &[], Some(Trigger::NewEntity)),
+            ("Ask Ilsa to review it", &["Ilsa Voss"], None),
             (
                 "Let's go with option two then.",
                 &[],
@@ -607,10 +603,10 @@ mod tests {
     #[test]
     fn sorted_names_answer_like_the_hash_set() {
         let names = [
-            "priya raman",
+            "ilsa voss",
             "src/billing/invoice.rs",
-            "resend",
-            "dana okafor",
+            "mailvane",
+            "dana brandt",
             "sqlx",
         ];
         let set = known_set(names);
@@ -620,9 +616,9 @@ mod tests {
         let sorted = SortedNames::from_lines(&text);
         assert_eq!(sorted.len(), 5);
         for (name, first, base) in [
-            ("priya", "priya ", "/priya"),
+            ("ilsa", "ilsa ", "/ilsa"),
             ("invoice.rs", "invoice.rs ", "/invoice.rs"),
-            ("resend", "resend ", "/resend"),
+            ("mailvane", "mailvane ", "/mailvane"),
             ("postgres", "postgres ", "/postgres"),
             ("dana", "dana ", "/dana"),
         ] {
@@ -638,9 +634,9 @@ mod tests {
             );
         }
         for prompt in [
-            "Ask Priya to look at invoice.rs",
+            "Ask Ilsa to look at invoice.rs",
             "Use Postgres with sqlx",
-            "Dana Okafor wants it Friday",
+            "Dana Brandt wants it Friday",
         ] {
             let a = decide(
                 &mut GateState::default(),

@@ -1261,7 +1261,7 @@ mod tests {
             turns: &turns,
             graph: g,
             now: now(h),
-            root: Some("/home/sam/ledgerline"),
+            root: Some("/home/sam/tallybook"),
         };
         let out = HeuristicProbe::default()
             .probe(&input)
@@ -1274,18 +1274,18 @@ mod tests {
     #[test]
     fn changed_decision_supersedes_the_old_one() {
         let mut g = Graph::new();
-        run(&mut g, "Let's go with Resend for transactional email.", 0);
+        run(&mut g, "Let's go with Mailvane for transactional email.", 0);
         run(
             &mut g,
-            "Pricing is bad. Let's switch to Bento instead of Resend.",
+            "Pricing is bad. Let's switch to Postwick instead of Mailvane.",
             1,
         );
         let old = g
-            .find_by_name("Use Resend for transactional email")
+            .find_by_name("Use Mailvane for transactional email")
             .map(|n| n.id.clone());
         let old = old.unwrap_or_else(|| panic!("old decision missing: {:?}", g.nodes()));
         let newer = g.superseded_by(&old).map(|n| n.label.clone());
-        assert_eq!(newer.as_deref(), Some("Use Bento instead of Resend"));
+        assert_eq!(newer.as_deref(), Some("Use Postwick instead of Mailvane"));
     }
 
     #[test]
@@ -1293,14 +1293,14 @@ mod tests {
         let mut g = Graph::new();
         run(
             &mut g,
-            "Priya Raman (backend lead) wants migrations to be reversible.",
+            "Ilsa Voss (backend lead) wants migrations to be reversible.",
             0,
         );
-        run(&mut g, "Priya approved the PR.", 1);
+        run(&mut g, "Ilsa approved the PR.", 1);
         let p = g
-            .find_by_name("Priya")
+            .find_by_name("Ilsa")
             .cloned()
-            .unwrap_or_else(|| panic!("no priya: {:?}", g.nodes()));
+            .unwrap_or_else(|| panic!("no ilsa: {:?}", g.nodes()));
         assert_eq!(p.kind, NodeKind::Person);
         assert!(p.detail.unwrap_or_default().contains("backend lead"));
         assert_eq!(
@@ -1347,12 +1347,12 @@ mod tests {
         let mut b = Graph::new();
         let x = run(
             &mut a,
-            "Marco Bellini owns the invoice email templates in templates/invoice.mjml",
+            "Marco Corvo owns the invoice email templates in templates/invoice.mjml",
             0,
         );
         let y = run(
             &mut b,
-            "Marco Bellini owns the invoice email templates in templates/invoice.mjml",
+            "Marco Corvo owns the invoice email templates in templates/invoice.mjml",
             0,
         );
         assert_eq!(x, y);
