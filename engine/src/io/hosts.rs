@@ -394,9 +394,9 @@ not json
     }
 
     const GEMINI: &str = r#"{"sessionId":"g-123","projectHash":"abc","startTime":"2026-11-02T09:00:00Z"}
-{"id":"m1","timestamp":"2026-11-02T09:00:01Z","type":"user","content":"Use Bento for email.\n<hook_context>Rolling memory (session x)</hook_context>"}
+{"id":"m1","timestamp":"2026-11-02T09:00:01Z","type":"user","content":"Use Postwick for email.\n<hook_context>Rolling memory (session x)</hook_context>"}
 {"id":"m2","timestamp":"2026-11-02T09:00:02Z","type":"gemini","content":"Working","toolCalls":[{"name":"write_file","args":{"file_path":"src/mail.rs"}}]}
-{"id":"m2","timestamp":"2026-11-02T09:00:03Z","type":"gemini","content":"Switched to Bento.","toolCalls":[{"name":"write_file","args":{"file_path":"src/mail.rs"}}]}
+{"id":"m2","timestamp":"2026-11-02T09:00:03Z","type":"gemini","content":"Switched to Postwick.","toolCalls":[{"name":"write_file","args":{"file_path":"src/mail.rs"}}]}
 {"id":"m3","timestamp":"2026-11-02T09:00:04Z","type":"info","content":"Compressing"}
 {"id":"m4","timestamp":"2026-11-02T09:01:00Z","type":"user","content":"a wrong turn"}
 {"id":"m5","timestamp":"2026-11-02T09:01:01Z","type":"gemini","content":"hmm"}
@@ -412,8 +412,8 @@ not json
         assert_eq!(t.session_id.as_deref(), Some("g-123"));
         let turns: Vec<&Turn> = t.turns().collect();
         assert_eq!(turns.len(), 2, "{:?}", t.events);
-        assert_eq!(turns[0].user, "Use Bento for email.");
-        assert_eq!(turns[0].assistant, "Switched to Bento.");
+        assert_eq!(turns[0].user, "Use Postwick for email.");
+        assert_eq!(turns[0].assistant, "Switched to Postwick.");
         assert_eq!(turns[0].files, ["src/mail.rs"]);
         assert_eq!(turns[1].user, "Now the tests");
     }
