@@ -24,6 +24,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use rollgraph_engine::Config;
 use rollgraph_engine::extract::lexicon;
 use rollgraph_engine::graph::{Graph, NodeKind, normalize_name};
 use rollgraph_engine::plain;
@@ -31,7 +32,6 @@ use rollgraph_engine::probe::Probe;
 use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
 use rollgraph_engine::transcript::Transcript;
-use rollgraph_engine::{Config, clock};
 
 use crate::common::{home_and_config, out, out_json};
 
@@ -398,11 +398,7 @@ fn run_transcript(
         ))
     };
     let fired = crate::replay::drive(&mut session, t, probe.as_mut(), false, false)?;
-    let now = t
-        .turns()
-        .last()
-        .and_then(|t| t.timestamp)
-        .unwrap_or_else(clock::now);
+    let now = t.ended_at();
     // The turns the gate held back at the end are read as the session's end
     // would read them (as `reconcile --transcript` does).
     if !session.state.pending.is_empty() {

@@ -167,11 +167,7 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
                 // Turns the gate held back (deferred soft triggers) are read
                 // before the session is merged: a dead session gets no later probe.
                 if !session.state.pending.is_empty() {
-                    let now = rest
-                        .turns()
-                        .last()
-                        .and_then(|t| t.timestamp)
-                        .unwrap_or_else(rollgraph_engine::clock::now);
+                    let now = rest.ended_at();
                     if let Err(e) = session.cycle(&mut probe, now) {
                         eprintln!("session {id}: final probe: {e}");
                     }

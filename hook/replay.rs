@@ -128,11 +128,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     let progress = !args.json && std::io::stderr().is_terminal() && t.turns().count() > 20;
     drive(&mut session, &t, probe.as_mut(), args.verbose, progress)?;
 
-    let now = t
-        .turns()
-        .last()
-        .and_then(|t| t.timestamp)
-        .unwrap_or_else(clock::now);
+    let now = t.ended_at();
     let render = read_render(&session.dir)?
         .map(|r| (r.tokens, r.text))
         .unwrap_or_else(|| {

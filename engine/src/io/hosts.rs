@@ -152,21 +152,11 @@ pub fn parse_codex(text: &str) -> Transcript {
     let has_events = text.lines().any(|l| l.contains("\"user_message\""));
     let mut current: Option<Turn> = None;
     let mut index = 0u32;
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: Value = match serde_json::from_str::<Value>(line) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                t.warnings
-                    .push(format!("line {}: skipped, not a JSON object", lineno + 1));
-                continue;
-            }
-            Err(e) => {
-                t.warnings
-                    .push(format!("line {}: skipped, not JSON ({e})", lineno + 1));
+    for item in crate::transcript::json_lines(text) {
+        let (_, v) = match item {
+            Ok(x) => x,
+            Err(w) => {
+                t.warnings.push(w);
                 continue;
             }
         };
@@ -265,21 +255,11 @@ pub fn parse_gemini(text: &str) -> Transcript {
     let mut t = Transcript::default();
     // Records in order, a later one with the same id replacing the earlier.
     let mut records: Vec<Value> = Vec::new();
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: Value = match serde_json::from_str::<Value>(line) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                t.warnings
-                    .push(format!("line {}: skipped, not a JSON object", lineno + 1));
-                continue;
-            }
-            Err(e) => {
-                t.warnings
-                    .push(format!("line {}: skipped, not JSON ({e})", lineno + 1));
+    for item in crate::transcript::json_lines(text) {
+        let (_, v) = match item {
+            Ok(x) => x,
+            Err(w) => {
+                t.warnings.push(w);
                 continue;
             }
         };

@@ -30,16 +30,11 @@ fn is_plain_line(v: &Value) -> bool {
 pub fn parse_plain(text: &str) -> Transcript {
     let mut t = Transcript::default();
     let mut index = 0u32;
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                t.warnings
-                    .push(format!("line {}: not JSON ({e})", lineno + 1));
+    for item in crate::transcript::json_lines(text) {
+        let (lineno, v) = match item {
+            Ok(x) => x,
+            Err(w) => {
+                t.warnings.push(w);
                 continue;
             }
         };

@@ -61,6 +61,15 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// When the last turn was sent, else now: the clock a replay of this
+    /// transcript ends at.
+    pub fn ended_at(&self) -> DateTime<Utc> {
+        self.turns()
+            .last()
+            .and_then(|t| t.timestamp)
+            .unwrap_or_else(crate::clock::now)
+    }
+
     /// The turns only.
     pub fn turns(&self) -> impl Iterator<Item = &Turn> {
         self.events.iter().filter_map(|e| match e {
@@ -208,6 +217,23 @@ fn strip_system_reminders(t: &str) -> String {
     out.trim().to_owned()
 }
 
+/// The JSON objects of a JSON-lines text with their 0-based line numbers;
+/// a blank line is passed over, anything else that is not a JSON object is
+/// an `Err` with the warning to report ("line N: skipped, …").
+pub fn json_lines(text: &str) -> impl Iterator<Item = Result<(usize, Value), String>> + '_ {
+    text.lines().enumerate().filter_map(|(lineno, line)| {
+        let line = line.trim();
+        if line.is_empty() {
+            return None;
+        }
+        Some(match serde_json::from_str::<Value>(line) {
+            Ok(v) if v.is_object() => Ok((lineno, v)),
+            Ok(_) => Err(format!("line {}: skipped, not a JSON object", lineno + 1)),
+            Err(e) => Err(format!("line {}: skipped, not JSON ({e})", lineno + 1)),
+        })
+    })
+}
+
 /// Parses the text of a Claude Code transcript.
 pub fn parse_claude(text: &str) -> Transcript {
     let mut t = Transcript::default();
@@ -215,24 +241,14 @@ pub fn parse_claude(text: &str) -> Transcript {
     let mut seen_blocks: std::collections::HashSet<(String, String)> =
         std::collections::HashSet::new();
     let mut index = 0u32;
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                t.warnings
-                    .push(format!("line {}: skipped, not JSON ({e})", lineno + 1));
+    for item in json_lines(text) {
+        let (lineno, v) = match item {
+            Ok(x) => x,
+            Err(w) => {
+                t.warnings.push(w);
                 continue;
             }
         };
-        if !v.is_object() {
-            t.warnings
-                .push(format!("line {}: skipped, not a JSON object", lineno + 1));
-            continue;
-        }
         if t.session_id.is_none() {
             t.session_id = v
                 .get("sessionId")
