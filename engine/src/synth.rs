@@ -50,16 +50,16 @@ const WORDS: &[&str] = &[
     "subscription",
 ];
 const PEOPLE: &[&str] = &[
-    "Ilsa Voss",
-    "Marco Corvo",
-    "Dana Brandt",
-    "Sam Lee",
-    "Ana Souza",
-    "Kenji Mori",
-    "Lea Fischer",
-    "Omar Haddad",
-    "Nora Berg",
-    "Ivan Petrov",
+    "Person Alpha",
+    "Person Bravo",
+    "Person Charlie",
+    "Person Delta",
+    "Person Echo",
+    "Person Foxtrot",
+    "Person Golf",
+    "Person Hotel",
+    "Person India",
+    "Person Juliet",
 ];
 
 /// A graph of `n` nodes, deterministic for a given `seed` and `now`.

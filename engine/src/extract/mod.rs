@@ -393,7 +393,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             continue;
         }
         let lower = w.text.to_lowercase();
-        // A title before a name: "Dr Halloran".
+        // A title before a name: "Dr X".
         if lexicon::TITLES.contains(lower.trim_end_matches('.'))
             && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
         {
@@ -415,7 +415,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
             && !w.raw.ends_with([',', '.', ':', ';'])
         {
-            // "Ask Ingrid", "Tell Mara": the verb is not part of the name.
+            // "Ask X", "Tell X": the verb is not part of the name.
             i += 1;
             continue;
         }
@@ -504,11 +504,11 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             i = j;
             continue;
         }
-        // Lowercase names a role pattern vouches for: "sam just became our
-        // tech lead", "my sister nora", "ask kim", "lena from finance".
+        // Lowercase names a role pattern vouches for: "x just became our
+        // tech lead", "my sister x", "ask x", "x from finance".
         if could_be_lower_name(w.text) && !w.backticked {
             // Before a lowercase name the role needs its determiner: "my
-            // sister nora", "our designer kim", not "(PM) needs".
+            // sister x", "our designer x", not "(PM) needs".
             let det_role = || {
                 (i >= 2
                     && !ws[i - 1].raw.contains([')', '(', ',', '.'])
@@ -679,8 +679,8 @@ fn lower_role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
     Some(words[..end].join(" "))
 }
 
-/// A role stated before a name: "our designer Mara", "my sister nora",
-/// "my manager Ruth".
+/// A role stated before a name: "our designer X", "my sister x",
+/// "my manager X".
 fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
     if i == 0 {
         return None;
@@ -704,7 +704,7 @@ fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
                 )
             })
             .collect();
-        // "my sister nora", not "the lead engineer said": the word before
+        // "my sister x", not "the lead engineer said": the word before
         // the role must be a determiner or a role word itself.
         let det = ws[..i - 1]
             .last()
@@ -1808,7 +1808,7 @@ pub fn fact(sentence: &str) -> Option<Record> {
             value = format!("{value} {} {}", ws[vi + 2].text, n3.text);
         }
     }
-    // A weekday or month before the number: "Friday the 9th", "Nov 14".
+    // A weekday or month before the number: "a weekday the 9th", "a month 14".
     if vi >= 1 {
         let p = &lws[vi - 1];
         let p2 = if vi >= 2 { lws[vi - 2].as_str() } else { "" };

@@ -907,7 +907,7 @@ mod tests {
             Some("src-billing-invoice-rs".into())
         );
         assert_eq!(NodeId::slug("  ?? "), None);
-        let long = "pref I'm off Friday afternoons so let's wrap the migration and the scheduler by Thursday evening";
+        let long = "pref I'm away most afternoons so let's wrap the migration and the scheduler by the evening before";
         let id = NodeId::slug(long).unwrap_or_else(|| unreachable!());
         assert!(NodeId::parse(id.as_str()).is_some(), "{id}");
         assert!(NodeId::parse("a--b").is_none());

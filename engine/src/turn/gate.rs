@@ -606,7 +606,7 @@ mod tests {
             "ilsa voss",
             "src/billing/invoice.rs",
             "mailvane",
-            "dana brandt",
+            "wren brandt",
             "sqlx",
         ];
         let set = known_set(names);
@@ -620,7 +620,7 @@ mod tests {
             ("invoice.rs", "invoice.rs ", "/invoice.rs"),
             ("mailvane", "mailvane ", "/mailvane"),
             ("postgres", "postgres ", "/postgres"),
-            ("dana", "dana ", "/dana"),
+            ("wren", "wren ", "/wren"),
         ] {
             assert_eq!(
                 sorted.contains_name(name),
@@ -636,7 +636,7 @@ mod tests {
         for prompt in [
             "Ask Ilsa to look at invoice.rs",
             "Use Postgres with sqlx",
-            "Dana Brandt wants it Friday",
+            "Wren Brandt wants it Friday",
         ] {
             let a = decide(
                 &mut GateState::default(),

@@ -745,20 +745,23 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Nodes of `kind` not yet superseded (graph and plan).
-    fn current_of_kind(&self, kind: NodeKind) -> Vec<NodeId> {
-        let mut v: BTreeSet<NodeId> = BTreeSet::new();
-        for n in self
-            .input
+    /// Ids of every node of `kind`, in the graph or planned, in id order.
+    fn ids_of_kind(&self, kind: NodeKind) -> BTreeSet<NodeId> {
+        self.input
             .graph
             .nodes_unordered()
             .chain(self.nodes.values())
-        {
-            if n.kind == kind {
-                v.insert(n.id.clone());
-            }
-        }
-        v.into_iter().filter(|id| !self.is_superseded(id)).collect()
+            .filter(|n| n.kind == kind)
+            .map(|n| n.id.clone())
+            .collect()
+    }
+
+    /// Nodes of `kind` not yet superseded (graph and plan).
+    fn current_of_kind(&self, kind: NodeKind) -> Vec<NodeId> {
+        self.ids_of_kind(kind)
+            .into_iter()
+            .filter(|id| !self.is_superseded(id))
+            .collect()
     }
 
     fn is_superseded(&self, id: &NodeId) -> bool {
@@ -777,16 +780,8 @@ impl<'a> Plan<'a> {
         let norm = normalize_name(name);
         let target = self.resolve(name, NodeKind::Entity);
         let mut v: BTreeSet<NodeId> = BTreeSet::new();
-        for n in self
-            .input
-            .graph
-            .nodes_unordered()
-            .chain(self.nodes.values())
-        {
-            if n.kind != NodeKind::Decision {
-                continue;
-            }
-            let choice = self.choice_of(&n.id);
+        for id in self.ids_of_kind(NodeKind::Decision) {
+            let choice = self.choice_of(&id);
             let by_edge = choice.is_some() && choice == target;
             // "daily" and "daily partitions" are the same choice.
             let close = |x: &str| {
@@ -799,7 +794,7 @@ impl<'a> Plan<'a> {
                 .and_then(|c| self.node_ref(c))
                 .is_some_and(|c| c.names().any(|x| close(&x)));
             if by_edge || by_label {
-                v.insert(n.id.clone());
+                v.insert(id);
             }
         }
         v.into_iter().collect()
@@ -1347,12 +1342,12 @@ mod tests {
         let mut b = Graph::new();
         let x = run(
             &mut a,
-            "Marco Corvo owns the invoice email templates in templates/invoice.mjml",
+            "Tobin Corvo owns the invoice email templates in templates/invoice.mjml",
             0,
         );
         let y = run(
             &mut b,
-            "Marco Corvo owns the invoice email templates in templates/invoice.mjml",
+            "Tobin Corvo owns the invoice email templates in templates/invoice.mjml",
             0,
         );
         assert_eq!(x, y);
