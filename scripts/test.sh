@@ -24,7 +24,7 @@ cargo test --workspace --lib --bins --tests "$@"
 # (`bash scripts/view-check.sh` alone installs Chromium from the Debian packages).
 if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
   || command -v google-chrome >/dev/null 2>&1 || [ -n "${CHROMIUM:-}" ]; then
-  ROLLGRAPH_BIN=target/debug/rollgraph bash scripts/view-check.sh
+  ROLLGRAPH_BIN="${CARGO_TARGET_DIR:-target}/debug/rollgraph" bash scripts/view-check.sh
 else
   echo "test.sh: no Chromium here, skipping scripts/view-check.sh (run it alone to install one)" >&2
 fi

@@ -17,8 +17,8 @@
 #
 # Installs Chromium from the Debian packages when it is missing (apt-get
 # update once, then apt-get install -y chromium). Environment:
-#   ROLLGRAPH_BIN   the binary to test (default: target/release/rollgraph if
-#                   built, else target/debug/rollgraph; built when missing)
+#   ROLLGRAPH_BIN   the binary to test (default: $CARGO_TARGET_DIR/release/rollgraph if
+#                   newer than the page, else the debug one, built when missing)
 #   VIEW_CHECK_OUT  where pages, screenshots and numbers go (default target/view-check)
 #   CHROMIUM        the browser binary (default: found on PATH)
 set -euo pipefail
@@ -52,11 +52,15 @@ fi
 
 if [ -n "${ROLLGRAPH_BIN:-}" ]; then
   BIN=$ROLLGRAPH_BIN
-elif [ -x target/release/rollgraph ] && [ target/release/rollgraph -nt hook/view/page.js ]; then
-  BIN=target/release/rollgraph
 else
-  cargo build --quiet --bin rollgraph
-  BIN=target/debug/rollgraph
+  # Honour CARGO_TARGET_DIR (a shared target directory, a clean clone's CI).
+  TARGET=${CARGO_TARGET_DIR:-target}
+  if [ -x "$TARGET/release/rollgraph" ] && [ "$TARGET/release/rollgraph" -nt hook/view/page.js ]; then
+    BIN=$TARGET/release/rollgraph
+  else
+    cargo build --quiet --bin rollgraph
+    BIN=$TARGET/debug/rollgraph
+  fi
 fi
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
