@@ -36,7 +36,7 @@ pub mod turn;
 pub mod synth;
 
 pub use io::{clock, config, hosts, peek, plain, redact, store, transcript};
-pub use memory::{graduate, lifecycle, reconcile, seed, warm};
+pub use memory::{episodes, graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
 pub use retrieval::{embed, query, semantic};
 pub use turn::{decay, gate, inject, probe, render, session, stats};

@@ -33,6 +33,33 @@ pub struct Config {
     pub flat: FlatConfig,
     /// What the hook injects: full blocks or updates.
     pub inject: InjectConfig,
+    /// The episode logs: what was said, kept for retrieval.
+    pub episodes: EpisodesConfig,
+}
+
+/// Episode log constants.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EpisodesConfig {
+    /// Keep the turns' prose at all.
+    pub enabled: bool,
+    /// Longest text kept per turn and speaker, in characters.
+    pub max_chars: usize,
+    /// A session's log size (bytes) before its oldest lines go.
+    pub session_max_bytes: u64,
+    /// A warm store's log size (bytes) before its oldest lines go.
+    pub warm_max_bytes: u64,
+}
+
+impl Default for EpisodesConfig {
+    fn default() -> Self {
+        EpisodesConfig {
+            enabled: true,
+            max_chars: 4_000,
+            session_max_bytes: 8 << 20,
+            warm_max_bytes: 32 << 20,
+        }
+    }
 }
 
 /// Injection constants.
@@ -465,6 +492,10 @@ impl Config {
         }
         c.at_least("render.focus_max", r.focus_max as u64, 1);
         c.unit("render.min_weight", r.min_weight);
+        let e = &self.episodes;
+        c.at_least("episodes.max_chars", e.max_chars as u64, 100);
+        c.at_least("episodes.session_max_bytes", e.session_max_bytes, 64 * 1024);
+        c.at_least("episodes.warm_max_bytes", e.warm_max_bytes, 64 * 1024);
         c.at_least(
             "store.snapshot_every",
             u64::from(self.store.snapshot_every),

@@ -64,7 +64,7 @@ pub enum StoreError {
     },
 }
 
-fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
+pub(crate) fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
     move |error| StoreError::Io {
         action,
         path: path.to_owned(),
@@ -349,6 +349,13 @@ impl<T> Default for JournalScan<T> {
     }
 }
 
+/// One journal record as written: the entry's JSON with its sequence number
+/// and a CRC-32 of exactly those bytes, on a line of its own.
+pub fn frame_record(seq: u64, body: &str) -> String {
+    let crc = crc32fast::hash(body.as_bytes());
+    format!("{{\"seq\":{seq},\"crc\":{crc},\"entry\":{body}}}\n")
+}
+
 /// The start of every journal record: where reading resyncs after damage.
 const RECORD_START: &[u8] = b"{\"seq\":";
 
@@ -545,8 +552,7 @@ impl Journal {
             path: self.path.clone(),
             reason: e.to_string(),
         })?;
-        let crc = crc32fast::hash(body.as_bytes());
-        let line = format!("{{\"seq\":{seq},\"crc\":{crc},\"entry\":{body}}}\n");
+        let line = frame_record(seq, &body);
         self.file
             .write_all(line.as_bytes())
             .map_err(io("append to", &self.path))?;
@@ -567,7 +573,7 @@ impl Journal {
     }
 }
 
-fn parse_line<T: DeserializeOwned>(bytes: &[u8]) -> Option<(u64, T)> {
+pub(crate) fn parse_line<T: DeserializeOwned>(bytes: &[u8]) -> Option<(u64, T)> {
     let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     let seq = v.get("seq")?.as_u64()?;
     let crc = v.get("crc")?.as_u64()?;

@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::episodes;
 use crate::graduate::{self, Drafter, TemplateDrafter};
 use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId};
 pub use crate::reconcile::ReconcileReport;
@@ -378,6 +379,12 @@ pub fn reconcile_session_with(
             .warnings
             .push(format!("session {session_id}: {}", session.load.summary()));
     }
+    match merge_episodes(home, config, &mut session) {
+        Ok(n) => report.episodes = n,
+        Err(e) => report
+            .warnings
+            .push(format!("session {session_id}: episodes: {e}")),
+    }
     session.state.unreconciled = 0;
     if reason == ReconcileReason::SessionEnd {
         session.state.ended = true;
@@ -391,6 +398,37 @@ pub fn reconcile_session_with(
         report.added
     );
     Ok(report)
+}
+
+/// Copies the session's episodes that its warm store has not seen yet into
+/// the store's bounded episode log (under the store's lock) and records how
+/// far it got. Returns how many lines were copied.
+pub fn merge_episodes(
+    home: &Home,
+    config: &Config,
+    session: &mut Session,
+) -> Result<usize, LifecycleError> {
+    let read = episodes::read(&session.path(episodes::FILE))?;
+    let after = session.state.episodes_reconciled;
+    let new: Vec<episodes::Episode> = read
+        .episodes
+        .iter()
+        .filter(|(seq, _)| *seq > after)
+        .map(|(_, e)| e.clone())
+        .collect();
+    let Some(last) = read.episodes.last().map(|(s, _)| *s) else {
+        return Ok(0);
+    };
+    if new.is_empty() {
+        return Ok(0);
+    }
+    let key = warm::key_for_cwd(session.state.cwd.as_deref());
+    let dir = WarmStore::dir_of(home, &key)?;
+    crate::store::create_private_dir(&dir)?;
+    let _lock = FileLock::acquire(&dir.join("lock"), warm::LOCK_TIMEOUT)?;
+    episodes::append(&dir.join(episodes::FILE), &new, config.episodes.warm_max_bytes)?;
+    session.state.episodes_reconciled = last;
+    Ok(new.len())
 }
 
 /// Merges a hot graph into the project store of `cwd` (all of it) and the

@@ -5,9 +5,11 @@
 //! that on session start, compaction, checkpoints and session end (with crash
 //! recovery); [`seed`] turns flat memory files into anchors and
 //! [`graduate`] drafts durable knowledge back into them through a human
-//! review queue. This stage runs in the daemon and the CLI, never inline in a
+//! review queue; [`episodes`] keeps what was actually said, per session and
+//! per warm store, bounded. This stage runs in the daemon and the CLI, never inline in a
 //! hook: it takes file locks and may ask the LLM to adjudicate.
 
+pub mod episodes;
 pub mod graduate;
 pub mod lifecycle;
 pub mod reconcile;

@@ -57,6 +57,9 @@ pub struct ReconcileReport {
     pub graduations_flagged: usize,
     /// Anchors flagged for archive review.
     pub archive_flagged: usize,
+    /// Episode lines copied into the warm store's log.
+    #[serde(default)]
+    pub episodes: usize,
     /// Things worth telling the user (a restored store, an adjudicator error).
     pub warnings: Vec<String>,
 }
@@ -70,6 +73,7 @@ impl ReconcileReport {
             }
         }
         self.merged += o.merged;
+        self.episodes += o.episodes;
         self.aliased += o.aliased;
         self.added += o.added;
         self.updated += o.updated;

@@ -32,6 +32,7 @@ use crate::probe::{Probe, ProbeInput, Usage};
 use crate::render::{self, Render, RenderContext};
 use crate::semantic::Semantic;
 use crate::stats::Stats;
+use crate::episodes::{self, Episode, Speaker};
 use crate::store::{
     Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, scan_journal,
     write_atomic, write_json,
@@ -91,6 +92,9 @@ pub struct SessionState {
     /// offset is recognised and not counted twice.
     #[serde(skip_serializing_if = "VecDeque::is_empty")]
     pub done_jobs: VecDeque<String>,
+    /// The last episode-log sequence a reconcile copied to the warm store.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub episodes_reconciled: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -756,6 +760,8 @@ impl Session {
         );
         self.state.stats.gate(&decision);
         self.state.turn = self.state.turn.max(turn.index);
+        let at = turn.timestamp.unwrap_or_else(crate::clock::now);
+        self.keep_episode(turn.index, Speaker::User, &turn.user, at);
         self.state.pending.push_back(turn);
         while self.state.pending.len() > MAX_PENDING {
             self.state.pending.pop_front();
@@ -785,6 +791,33 @@ impl Session {
             }
         }
         self.state.last_reply = reply.to_owned();
+        let at = self
+            .state
+            .pending
+            .back()
+            .and_then(|t| t.timestamp)
+            .unwrap_or_else(crate::clock::now);
+        self.keep_episode(self.state.turn, Speaker::Assistant, reply, at);
+    }
+
+    /// Appends what was said to the session's episode log (already
+    /// redacted). A failure is logged, never fatal: the graph and the host's
+    /// transcript still hold the turn.
+    fn keep_episode(&self, turn: u32, speaker: Speaker, text: &str, at: DateTime<Utc>) {
+        let e = &self.config.episodes;
+        if !e.enabled || text.trim().is_empty() {
+            return;
+        }
+        let ep = Episode {
+            session: self.id().to_owned(),
+            turn,
+            speaker,
+            at,
+            text: episodes::cap(text, e.max_chars),
+        };
+        if let Err(err) = episodes::append(&self.path(episodes::FILE), &[ep], e.session_max_bytes) {
+            tracing::warn!("session {}: episode log: {err}", self.id());
+        }
     }
 
     /// Runs `probe` over the queued turns and applies its patch. A rejected
