@@ -38,7 +38,7 @@ pub mod synth;
 pub use io::{clock, config, hosts, peek, plain, redact, store, transcript};
 pub use memory::{episodes, graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
-pub use retrieval::{embed, query, semantic};
+pub use retrieval::{embed, query, search, semantic, text};
 pub use turn::{decay, gate, inject, probe, render, session, stats};
 
 pub use config::Config;

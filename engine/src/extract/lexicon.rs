@@ -20,7 +20,8 @@ pub struct WordList {
 }
 
 impl WordList {
-    fn parse(text: &'static str) -> WordList {
+    /// Parses a list file: one entry a line, `#` starts a comment.
+    pub fn parse(text: &'static str) -> WordList {
         let items: Vec<&'static str> = text
             .lines()
             .map(|l| l.split('#').next().unwrap_or("").trim())

@@ -398,6 +398,50 @@ impl WarmStore {
     }
 }
 
+/// A store's graph read without a lock and without changing anything (for
+/// queries): the snapshot (else the previous one) plus every valid journal
+/// entry after it. Damage is described in the second value, never repaired.
+/// A store that does not exist reads as an empty graph.
+pub fn read_graph(home: &Home, key: &str) -> Result<(Graph, Vec<String>), StoreError> {
+    let dir = WarmStore::dir_of(home, key)?;
+    let mut damage = Vec::new();
+    let base = match read_snapshot(&dir.join("snapshot.json")) {
+        Ok(Some(s)) => Some((s, false)),
+        other => {
+            if let Err(e) = other {
+                damage.push(e.to_string());
+            }
+            match read_snapshot(&dir.join("snapshot.prev.json")) {
+                Ok(s) => s.map(|s| (s, true)),
+                Err(e) => {
+                    damage.push(e.to_string());
+                    None
+                }
+            }
+        }
+    };
+    let (Loaded { seq, mut graph, mut meta }, from_prev) = base.unwrap_or_default();
+    let mut last = seq;
+    let mut names = vec!["journal.jsonl"];
+    if from_prev {
+        names.insert(0, "journal.prev.jsonl");
+    }
+    for name in names {
+        let scan = crate::store::scan_journal::<WarmEntry>(&dir.join(name))?;
+        damage.extend(scan.damage);
+        for (s, e) in scan.entries {
+            if s <= last {
+                continue;
+            }
+            last = s;
+            if let Err(why) = apply_entry(&mut graph, &mut meta, &e) {
+                damage.push(format!("warm journal entry {s} partly failed: {why}"));
+            }
+        }
+    }
+    Ok((graph, damage))
+}
+
 /// A snapshot read and validated.
 #[derive(Default)]
 struct Loaded {

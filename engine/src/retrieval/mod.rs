@@ -1,6 +1,9 @@
 //! Retrieval: explicit queries and the optional embedding layer.
 //!
-//! [`query`] answers a question over a graph; [`embed`] loads the local
+//! [`search`] is the one retrieval path (nodes and what was said, packed to
+//! a token budget) behind `memory_query`, `rollgraph query` and
+//! `memory_expand`; [`text`] holds its stemmed words; [`query`] is the
+//! node-only ranking the daemon's older callers use; [`embed`] loads the local
 //! embedding model (provisioned by `scripts/provision.sh`); [`semantic`] uses
 //! it for near-duplicate merges, semantic focus and rank fusion. This stage is
 //! never on the hook path: it may load a model, and only the daemon, the MCP
@@ -8,4 +11,6 @@
 
 pub mod embed;
 pub mod query;
+pub mod search;
 pub mod semantic;
+pub mod text;

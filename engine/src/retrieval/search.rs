@@ -1,0 +1,1031 @@
+//! The one retrieval path: what `memory_query`, `rollgraph query` and
+//! `memory_expand` answer with.
+//!
+//! A question is matched against the graph's nodes **and** what was said
+//! (episode passages) in one BM25 index, so the two kinds of hit score on
+//! one scale: a node's document is its label (counted twice), aliases,
+//! detail and evidence sentences; a passage is a sentence or two of one
+//! turn. When the embedding model is loaded, nodes close in meaning are
+//! fused in by reciprocal rank. Matched nodes pull in their neighbours one
+//! or two hops away at a decayed score. A date the question names ("on May
+//! 2nd", "2026-11-03") favours what was said that day. Weight and recency
+//! only break ties: they never lift a less relevant hit over a more
+//! relevant one. Of a `supersedes` pair the newer side ranks first, unless
+//! the question asks about the past ("what did we use before …").
+//!
+//! The answer carries, per hit, its label, kind, domain, detail, a few
+//! evidence sentences with turn and date, and why it surfaced, and is packed
+//! to a token budget (cl100k, the renderer's tokenizer) greedily by value
+//! per token; what did not fit is named with ids to go deeper. It is never
+//! over the budget.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::episodes::Episode;
+use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId, NodeKind};
+use crate::extract::lexicon::{self, WordList};
+use crate::render::count_tokens;
+use crate::text::{stem, tokenize};
+
+/// BM25 term-frequency saturation.
+const K1: f64 = 1.2;
+/// BM25 length normalisation.
+const B: f64 = 0.75;
+/// Reciprocal-rank-fusion constant.
+const RRF_K: f64 = 60.0;
+/// Smallest and largest budgets accepted (others are clamped, with a note).
+pub const MIN_BUDGET: usize = 60;
+/// See [`MIN_BUDGET`].
+pub const MAX_BUDGET: usize = 20_000;
+/// The default budget of the MCP tools and the CLI.
+pub const DEFAULT_BUDGET: usize = 800;
+
+static PAST_CUES: LazyLock<WordList> =
+    LazyLock::new(|| WordList::parse(include_str!("data/past_cues.txt")));
+
+/// A graph to search and where it comes from (`session`, `project`,
+/// `global`, or a store key).
+pub struct GraphSource<'a> {
+    /// Where the graph comes from, shown with each hit.
+    pub name: String,
+    /// The graph.
+    pub graph: &'a Graph,
+}
+
+/// What a search looks through.
+#[derive(Default)]
+pub struct Sources<'a> {
+    /// Graphs, the session's first (a node id found in an earlier graph
+    /// hides the same id in a later one).
+    pub graphs: Vec<GraphSource<'a>>,
+    /// What was said, any order.
+    pub episodes: Vec<Episode>,
+}
+
+/// Knobs of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchOptions {
+    /// Token budget of the whole answer (clamped to
+    /// [`MIN_BUDGET`]..=[`MAX_BUDGET`]).
+    pub budget: usize,
+    /// Most hits listed (within the budget).
+    pub limit: usize,
+    /// Edge hops followed from a matched node (0 = none).
+    pub hops: u32,
+    /// Evidence sentences shown per node.
+    pub evidence_per_hit: usize,
+    /// The clock (recency tie-breaks).
+    pub now: DateTime<Utc>,
+}
+
+impl SearchOptions {
+    /// Defaults at a given time.
+    pub fn at(now: DateTime<Utc>) -> SearchOptions {
+        SearchOptions {
+            budget: DEFAULT_BUDGET,
+            limit: 20,
+            hops: 2,
+            evidence_per_hit: 2,
+            now,
+        }
+    }
+}
+
+/// Something said, as shown with a hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Said {
+    /// The session.
+    pub session: String,
+    /// The turn.
+    pub turn: u32,
+    /// `user` or `assistant`.
+    pub speaker: String,
+    /// The day it was said (`YYYY-MM-DD`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// The words.
+    pub text: String,
+}
+
+/// One hit of an answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    /// `node` or `said`.
+    pub kind: String,
+    /// The node's id (nodes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<NodeId>,
+    /// The node's label, or who said it when.
+    pub label: String,
+    /// The node's kind (nodes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_kind: Option<NodeKind>,
+    /// The node's domain (nodes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<Domain>,
+    /// Which graph or log it came from.
+    pub source: String,
+    /// The node's detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// What was said: a node's evidence, or the passage itself.
+    pub evidence: Vec<Said>,
+    /// Why it surfaced.
+    pub why: Vec<String>,
+    /// Relevance (1 = the best hit).
+    pub score: f64,
+}
+
+/// A search's answer, packed to its budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The question.
+    pub query: String,
+    /// The budget applied (after clamping).
+    pub budget: usize,
+    /// Tokens of [`Answer::text`].
+    pub tokens: usize,
+    /// The hits that fit, best first.
+    pub hits: Vec<Hit>,
+    /// Relevant hits that did not fit: `label (id)` or `turn N`.
+    pub more: Vec<String>,
+    /// Notes (a clamped budget, damage found while loading).
+    pub notes: Vec<String>,
+    /// The answer as text for a model or a person.
+    pub text: String,
+}
+
+/// A document of the shared index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Doc {
+    /// (graph index, node index in that graph's order).
+    Node(usize, usize),
+    /// A passage index.
+    Passage(usize),
+}
+
+struct Passage {
+    /// Index into the episodes.
+    episode: usize,
+    text: String,
+}
+
+/// Splits a turn's text into passages: sentences, short ones joined to
+/// their neighbour, long ones kept whole.
+fn passages_of(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let flush = |cur: &mut String, out: &mut Vec<String>| {
+        let t = cur.trim();
+        if !t.is_empty() {
+            out.push(t.to_owned());
+        }
+        cur.clear();
+    };
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '\n' {
+            if cur.split_whitespace().count() >= 6 {
+                flush(&mut cur, &mut out);
+            } else if !cur.trim().is_empty() {
+                cur.push(' ');
+            }
+            continue;
+        }
+        cur.push(c);
+        let end = matches!(c, '.' | '!' | '?')
+            && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
+            && cur.split_whitespace().count() >= 6;
+        if end {
+            flush(&mut cur, &mut out);
+        }
+    }
+    if cur.split_whitespace().count() < 4
+        && let Some(last) = out.last_mut()
+    {
+        last.push(' ');
+        last.push_str(cur.trim());
+        cur.clear();
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// Dates a question names: ISO dates, and "May 2nd" / "2 May" forms (the
+/// year is taken from what was said, so it matches any year).
+fn named_dates(text: &str) -> Vec<(Option<i32>, u32, u32)> {
+    let mut out = Vec::new();
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    for w in &words {
+        if let Ok(d) = NaiveDate::parse_from_str(w, "%Y-%m-%d") {
+            out.push((Some(d.year()), d.month(), d.day()));
+        }
+    }
+    let day_of = |w: &str| -> Option<u32> {
+        let digits: String = w.chars().take_while(char::is_ascii_digit).collect();
+        let rest = &w[digits.len()..];
+        if digits.is_empty() || !(rest.is_empty() || ["st", "nd", "rd", "th"].contains(&rest)) {
+            return None;
+        }
+        digits.parse().ok().filter(|d| (1..=31).contains(d))
+    };
+    for (i, w) in words.iter().enumerate() {
+        let Some(m) = month_number(w) else {
+            continue;
+        };
+        let day = words
+            .get(i + 1)
+            .and_then(|n| day_of(n))
+            .or_else(|| i.checked_sub(1).and_then(|p| day_of(&words[p])));
+        if let Some(d) = day {
+            out.push((None, m, d));
+        }
+    }
+    out
+}
+
+/// A month's number from its name or abbreviation (the months data file
+/// lists the twelve names first, in order, then abbreviations).
+fn month_number(w: &str) -> Option<u32> {
+    if !lexicon::MONTHS.contains(w) || w.len() < 3 {
+        return None;
+    }
+    let names: Vec<&str> = lexicon::MONTHS.iter().take(12).collect();
+    names
+        .iter()
+        .position(|n| n.starts_with(w) || w.starts_with(&n[..3]))
+        .map(|i| i as u32 + 1)
+}
+
+/// Whether the question asks about the past.
+fn asks_about_past(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric())
+        .any(|w| PAST_CUES.contains(&w.to_lowercase()))
+}
+
+struct Index {
+    docs: Vec<Doc>,
+    /// Per doc: term → weighted frequency, and its length.
+    tf: Vec<(HashMap<String, f64>, f64)>,
+    /// Term → number of docs holding it.
+    df: HashMap<String, f64>,
+    avg_len: f64,
+}
+
+impl Index {
+    fn new() -> Index {
+        Index {
+            docs: Vec::new(),
+            tf: Vec::new(),
+            df: HashMap::new(),
+            avg_len: 1.0,
+        }
+    }
+
+    fn add(&mut self, doc: Doc, fields: &[(&str, f64)]) {
+        let mut tf: HashMap<String, f64> = HashMap::new();
+        let mut len = 0.0;
+        for (text, w) in fields {
+            for t in tokenize(text) {
+                *tf.entry(t).or_default() += w;
+                len += w;
+            }
+        }
+        if tf.is_empty() {
+            return;
+        }
+        for t in tf.keys() {
+            *self.df.entry(t.clone()).or_default() += 1.0;
+        }
+        self.docs.push(doc);
+        self.tf.push((tf, len));
+    }
+
+    fn finish(&mut self) {
+        let n = self.tf.len().max(1) as f64;
+        self.avg_len = (self.tf.iter().map(|(_, l)| *l).sum::<f64>() / n).max(1.0);
+    }
+
+    /// BM25 of every doc matching a query term, with the terms it matched.
+    fn score(&self, q: &[String]) -> Vec<(Doc, f64, Vec<String>)> {
+        let n = self.tf.len() as f64;
+        let mut out = Vec::new();
+        for (i, (tf, len)) in self.tf.iter().enumerate() {
+            let mut s = 0.0;
+            let mut matched = Vec::new();
+            for t in q {
+                let Some(&f) = tf.get(t) else {
+                    continue;
+                };
+                let df = self.df.get(t).copied().unwrap_or(0.0);
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                s += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / self.avg_len));
+                matched.push(t.clone());
+            }
+            if s > 0.0 {
+                out.push((self.docs[i], s, matched));
+            }
+        }
+        out
+    }
+}
+
+/// A candidate before packing.
+struct Cand {
+    doc: Doc,
+    rel: f64,
+    why: Vec<String>,
+}
+
+/// Searches `sources` for `text` and packs the answer to `opts.budget`.
+/// `close` is an optional ranking of nodes by meaning (from the embedding
+/// model: `(graph index, node id)` best first), fused by reciprocal rank.
+pub fn search(
+    sources: &Sources<'_>,
+    text: &str,
+    opts: &SearchOptions,
+    close: Option<&[(usize, NodeId)]>,
+) -> Answer {
+    let mut notes = Vec::new();
+    let budget = opts.budget.clamp(MIN_BUDGET, MAX_BUDGET);
+    if budget != opts.budget {
+        notes.push(format!(
+            "budget {} clamped to {budget} (allowed {MIN_BUDGET}..={MAX_BUDGET})",
+            opts.budget
+        ));
+    }
+    let mut q = tokenize(text);
+    q.sort();
+    q.dedup();
+
+    // The nodes, each id once (the first graph holding it wins).
+    let mut seen_ids: HashSet<&NodeId> = HashSet::new();
+    let mut nodes: Vec<Vec<&Node>> = Vec::new();
+    for g in &sources.graphs {
+        let mut v = Vec::new();
+        for n in g.graph.nodes() {
+            if seen_ids.insert(&n.id) {
+                v.push(n);
+            }
+        }
+        nodes.push(v);
+    }
+    // Episodes once each, and the day of every (session, turn).
+    let mut episodes: Vec<&Episode> = sources.episodes.iter().collect();
+    episodes.sort_by(|a, b| (a.at, &a.session, a.turn).cmp(&(b.at, &b.session, b.turn)));
+    let mut once = HashSet::new();
+    episodes.retain(|e| once.insert((e.session.as_str(), e.turn, e.speaker, e.text.as_str())));
+    let mut day_of: HashMap<(&str, u32), NaiveDate> = HashMap::new();
+    for e in &episodes {
+        day_of
+            .entry((e.session.as_str(), e.turn))
+            .or_insert(e.at.date_naive());
+    }
+
+    let mut index = Index::new();
+    for (gi, ns) in nodes.iter().enumerate() {
+        for (ni, n) in ns.iter().enumerate() {
+            let aliases = n.aliases.join(" ");
+            let evidence: Vec<&str> = n.evidence.iter().map(|e| e.text.as_str()).collect();
+            let evidence = evidence.join(" ");
+            index.add(
+                Doc::Node(gi, ni),
+                &[
+                    (n.label.as_str(), 2.0),
+                    (aliases.as_str(), 1.0),
+                    (n.detail.as_deref().unwrap_or(""), 1.0),
+                    (evidence.as_str(), 0.5),
+                ],
+            );
+        }
+    }
+    let mut passages: Vec<Passage> = Vec::new();
+    for (ei, e) in episodes.iter().enumerate() {
+        for p in passages_of(&e.text) {
+            let pi = passages.len();
+            index.add(Doc::Passage(pi), &[(p.as_str(), 1.0)]);
+            passages.push(Passage {
+                episode: ei,
+                text: p,
+            });
+        }
+    }
+    index.finish();
+
+    let scored = if q.is_empty() { Vec::new() } else { index.score(&q) };
+    let mut lexical: Vec<(Doc, f64, Vec<String>)> = scored;
+    lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+
+    // A date the question names: what was said that day ranks as if it
+    // matched, and matching passages that day rise.
+    let dates = named_dates(text);
+    let on_day = |d: NaiveDate| {
+        dates
+            .iter()
+            .any(|(y, m, day)| y.is_none_or(|y| y == d.year()) && *m == d.month() && *day == d.day())
+    };
+
+    let top = lexical.first().map_or(0.0, |l| l.1);
+    let mut rel: BTreeMap<Doc, (f64, Vec<String>)> = BTreeMap::new();
+    for (doc, s, matched) in &lexical {
+        let words = matched.join(", ");
+        rel.insert(*doc, (s / top, vec![format!("matched {words}")]));
+    }
+    if !dates.is_empty() {
+        for (pi, p) in passages.iter().enumerate() {
+            let d = episodes[p.episode].at.date_naive();
+            if on_day(d) {
+                let e = rel
+                    .entry(Doc::Passage(pi))
+                    .or_insert((0.0, Vec::new()));
+                e.0 = (e.0 + 0.5).min(1.5);
+                e.1.push(format!("said on {d}"));
+            }
+        }
+    }
+    // Meaning: fused by reciprocal rank with the lexical order.
+    if let Some(close) = close.filter(|c| !c.is_empty()) {
+        let lex_rank: Vec<Doc> = lexical.iter().map(|l| l.0).collect();
+        let mut fused: HashMap<Doc, f64> = HashMap::new();
+        for (r, d) in lex_rank.iter().enumerate() {
+            *fused.entry(*d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
+        }
+        for (r, (gi, id)) in close.iter().enumerate() {
+            let Some(ni) = nodes.get(*gi).and_then(|ns| ns.iter().position(|n| &n.id == id)) else {
+                continue;
+            };
+            let d = Doc::Node(*gi, ni);
+            *fused.entry(d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
+            let e = rel.entry(d).or_insert((0.0, Vec::new()));
+            e.1.push("close in meaning".into());
+        }
+        let best = fused.values().copied().fold(0.0, f64::max);
+        if best > 0.0 {
+            for (d, s) in fused {
+                let e = rel.entry(d).or_insert((0.0, Vec::new()));
+                e.0 = e.0.max(s / best);
+            }
+        }
+    }
+
+    // Neighbours of the best matched nodes, at a decayed score.
+    let seeds: Vec<(Doc, f64)> = {
+        let mut v: Vec<(Doc, f64)> = rel
+            .iter()
+            .filter(|(d, _)| matches!(d, Doc::Node(..)))
+            .map(|(d, (s, _))| (*d, *s))
+            .collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v.truncate(8);
+        v
+    };
+    let pos_of: HashMap<(usize, &NodeId), usize> = nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(gi, ns)| ns.iter().enumerate().map(move |(ni, n)| ((gi, &n.id), ni)))
+        .collect();
+    for (doc, s) in seeds {
+        let Doc::Node(gi, ni) = doc else { continue };
+        let graph = sources.graphs[gi].graph;
+        let seed = nodes[gi][ni];
+        let mut frontier = vec![(seed.id.clone(), s)];
+        for hop in 1..=opts.hops {
+            let mut next = Vec::new();
+            for (id, sc) in &frontier {
+                for e in graph.edges_of(id) {
+                    let (other, dir) = if &e.source == id {
+                        (&e.target, "→")
+                    } else {
+                        (&e.source, "←")
+                    };
+                    let ns = sc * 0.5 * e.weight.clamp(0.0, 1.0);
+                    let Some(&oi) = pos_of.get(&(gi, other)) else {
+                        continue;
+                    };
+                    if ns <= 0.05 || other == &seed.id {
+                        continue;
+                    }
+                    let d = Doc::Node(gi, oi);
+                    let entry = rel.entry(d).or_insert((0.0, Vec::new()));
+                    if ns > entry.0 {
+                        let via = if hop == 1 {
+                            format!("{} {dir} {}", e.kind.as_str(), seed.label)
+                        } else {
+                            format!("{hop} hops from {}", seed.label)
+                        };
+                        if entry.0 == 0.0 {
+                            entry.1 = vec![via];
+                        } else if !entry.1.contains(&via) {
+                            entry.1.push(via);
+                        }
+                        entry.0 = ns;
+                        next.push((other.clone(), ns));
+                    }
+                }
+            }
+            frontier = next;
+        }
+    }
+
+    // Of a supersedes pair, the newer side first (the older one when the
+    // question asks about the past), and the pair stays together.
+    let past = asks_about_past(text);
+    let mut extra: Vec<(Doc, f64, String)> = Vec::new();
+    for (doc, (s, why)) in rel.iter_mut() {
+        let Doc::Node(gi, ni) = *doc else { continue };
+        let n = nodes[gi][ni];
+        let graph = sources.graphs[gi].graph;
+        if let Some(newer) = graph.superseded_by(&n.id) {
+            why.push(format!("superseded by {}", newer.label));
+            if let Some(&oi) = pos_of.get(&(gi, &newer.id)) {
+                let (older_s, newer_s) = if past { (*s, *s * 0.95) } else { (*s * 0.9, *s) };
+                *s = older_s;
+                extra.push((Doc::Node(gi, oi), newer_s, format!("replaced {}", n.label)));
+            }
+        }
+    }
+    for (d, s, why) in extra {
+        let e = rel.entry(d).or_insert((0.0, Vec::new()));
+        if s > e.0 {
+            e.0 = s;
+        }
+        if !e.1.contains(&why) {
+            e.1.push(why);
+        }
+    }
+
+    // Rank: relevance first; weight and recency only break ties.
+    let mut cands: Vec<Cand> = rel
+        .into_iter()
+        .filter(|(_, (s, _))| *s > 0.0)
+        .map(|(doc, (rel, why))| Cand { doc, rel, why })
+        .collect();
+    let tie = |c: &Cand| -> f64 {
+        match c.doc {
+            Doc::Node(gi, ni) => {
+                let n = nodes[gi][ni];
+                let age_h = ((opts.now - n.last_activated).num_seconds().max(0) as f64) / 3_600.0;
+                n.weight + (-age_h / 24.0).exp2()
+            }
+            Doc::Passage(pi) => {
+                let e = episodes[passages[pi].episode];
+                let age_h = ((opts.now - e.at).num_seconds().max(0) as f64) / 3_600.0;
+                (-age_h / 24.0).exp2()
+            }
+        }
+    };
+    cands.sort_by(|a, b| {
+        let ra = (a.rel * 1e4).round();
+        let rb = (b.rel * 1e4).round();
+        rb.total_cmp(&ra)
+            .then_with(|| tie(b).total_cmp(&tie(a)))
+            .then_with(|| a.doc.cmp(&b.doc))
+    });
+
+    // Build hits: nodes with their best evidence; passages grouped by turn
+    // and speaker, skipping what a shown node already quotes.
+    let date_str = |session: &str, turn: u32| {
+        day_of
+            .get(&(session, turn))
+            .map(|d| d.format("%Y-%m-%d").to_string())
+    };
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut quoted: HashSet<String> = HashSet::new();
+    let mut said_at: HashMap<(String, u32, &'static str), usize> = HashMap::new();
+    let best = cands.first().map_or(1.0, |c| c.rel).max(1e-9);
+    for c in &cands {
+        if hits.len() >= opts.limit.max(1) * 3 {
+            break;
+        }
+        if c.rel < best * 0.08 {
+            break;
+        }
+        let score = (c.rel / best * 1_000.0).round() / 1_000.0;
+        match c.doc {
+            Doc::Node(gi, ni) => {
+                let n = nodes[gi][ni];
+                let mut ev: Vec<(f64, &crate::graph::Evidence)> = n
+                    .evidence
+                    .iter()
+                    .map(|e| {
+                        let toks = tokenize(&e.text);
+                        let s = q.iter().filter(|t| toks.contains(t)).count() as f64;
+                        (s, e)
+                    })
+                    .collect();
+                ev.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.turn.cmp(&a.1.turn)));
+                let evidence: Vec<Said> = ev
+                    .into_iter()
+                    .take(opts.evidence_per_hit)
+                    .map(|(_, e)| {
+                        quoted.insert(e.text.clone());
+                        Said {
+                            session: e.session.clone(),
+                            turn: e.turn,
+                            speaker: e.speaker.clone(),
+                            date: date_str(&e.session, e.turn),
+                            text: e.text.clone(),
+                        }
+                    })
+                    .collect();
+                let mut why = c.why.clone();
+                if n.kind == NodeKind::Decision
+                    && sources.graphs[gi]
+                        .graph
+                        .edges_of(&n.id)
+                        .iter()
+                        .any(|e| e.kind == EdgeKind::Supersedes && e.source == n.id)
+                {
+                    why.push("current decision".into());
+                }
+                hits.push(Hit {
+                    kind: "node".into(),
+                    id: Some(n.id.clone()),
+                    label: n.label.clone(),
+                    node_kind: Some(n.kind),
+                    domain: Some(n.domain),
+                    source: sources.graphs[gi].name.clone(),
+                    detail: n.detail.clone(),
+                    evidence,
+                    why,
+                    score,
+                });
+            }
+            Doc::Passage(pi) => {
+                let p = &passages[pi];
+                if quoted.iter().any(|t| t.contains(&p.text) || p.text.contains(t.as_str())) {
+                    continue;
+                }
+                let e = episodes[p.episode];
+                let key = (e.session.clone(), e.turn, e.speaker.as_str());
+                let said = Said {
+                    session: e.session.clone(),
+                    turn: e.turn,
+                    speaker: e.speaker.as_str().into(),
+                    date: Some(e.at.date_naive().format("%Y-%m-%d").to_string()),
+                    text: p.text.clone(),
+                };
+                if let Some(&hi) = said_at.get(&key) {
+                    if hits[hi].evidence.len() < 3 {
+                        hits[hi].evidence.push(said);
+                    }
+                    continue;
+                }
+                said_at.insert(key, hits.len());
+                hits.push(Hit {
+                    kind: "said".into(),
+                    id: None,
+                    label: format!("{} said, turn {}", e.speaker.as_str(), e.turn),
+                    node_kind: None,
+                    domain: None,
+                    source: e.session.clone(),
+                    detail: None,
+                    evidence: vec![said],
+                    why: c.why.clone(),
+                    score,
+                });
+            }
+        }
+    }
+    pack(text, budget, hits, notes, opts.limit.max(1))
+}
+
+/// One hit as text.
+fn hit_text(i: usize, h: &Hit) -> String {
+    let mut s = String::new();
+    let date = |x: &Said| x.date.clone().map(|d| format!(", {d}")).unwrap_or_default();
+    if h.kind == "node" {
+        let kind = h.node_kind.map_or("node", NodeKind::as_str);
+        let domain = h.domain.map_or("", Domain::as_str);
+        let id = h.id.as_ref().map_or("", NodeId::as_str);
+        s.push_str(&format!("{i}. {kind}: {} [{domain}, id {id}]", h.label));
+        if let Some(d) = h.detail.as_deref().filter(|d| !d.trim().is_empty()) {
+            s.push_str(&format!(" — {}", d.trim()));
+        }
+        s.push('\n');
+        for e in &h.evidence {
+            s.push_str(&format!(
+                "   \"{}\" ({}, turn {}{})\n",
+                e.text.trim(),
+                e.speaker,
+                e.turn,
+                date(e)
+            ));
+        }
+    } else {
+        let first = &h.evidence[0];
+        s.push_str(&format!(
+            "{i}. said by {} (turn {}{}, session {}):",
+            first.speaker,
+            first.turn,
+            date(first),
+            first.session
+        ));
+        for e in &h.evidence {
+            s.push_str(&format!(" \"{}\"", e.text.trim()));
+        }
+        s.push('\n');
+    }
+    s.push_str(&format!("   why: {}\n", h.why.join("; ")));
+    s
+}
+
+fn header(query: &str, n: usize, used: usize, budget: usize) -> String {
+    format!(
+        "memory for {query:?}: {n} hit{}, {used}/{budget} tokens\n",
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// Packs hits into the budget: greedy by value per token among the
+/// relevant ones, shown in relevance order; what does not fit is named.
+fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: usize) -> Answer {
+    if hits.is_empty() {
+        let mut text = format!("nothing in memory matches {query:?}\n");
+        for n in &notes {
+            text.push_str(&format!("note: {n}\n"));
+        }
+        let text = fit(text, budget);
+        return Answer {
+            query: query.to_owned(),
+            budget,
+            tokens: count_tokens(&text),
+            hits,
+            more: Vec::new(),
+            notes,
+            text,
+        };
+    }
+    let texts: Vec<String> = hits.iter().map(|h| hit_text(0, h)).collect();
+    let costs: Vec<usize> = texts.iter().map(|t| count_tokens(t).max(1)).collect();
+    // Room for the header, the notes and the "more" line.
+    let reserve = count_tokens(&header(query, 99, 9_999, budget))
+        + notes
+            .iter()
+            .map(|n| count_tokens(&format!("note: {n}\n")))
+            .sum::<usize>()
+        + 40;
+    let room = budget.saturating_sub(reserve);
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    // Value falls steeply with rank, so the best hits win unless they are
+    // far longer than the ones behind them.
+    order.sort_by(|&a, &b| {
+        let va = hits[a].score.powi(2) / costs[a] as f64;
+        let vb = hits[b].score.powi(2) / costs[b] as f64;
+        vb.total_cmp(&va).then_with(|| a.cmp(&b))
+    });
+    let mut chosen = vec![false; hits.len()];
+    let mut used = 0usize;
+    let mut count = 0usize;
+    for i in order {
+        if count >= limit {
+            break;
+        }
+        if used + costs[i] <= room {
+            chosen[i] = true;
+            used += costs[i];
+            count += 1;
+        }
+    }
+    let mut kept = Vec::new();
+    let mut more = Vec::new();
+    for (i, h) in hits.into_iter().enumerate() {
+        if chosen[i] {
+            kept.push(h);
+        } else if h.kind == "node" {
+            more.push(format!(
+                "{} ({})",
+                h.label,
+                h.id.as_ref().map_or("", NodeId::as_str)
+            ));
+        } else {
+            more.push(format!("turn {} ({})", h.evidence[0].turn, h.source));
+        }
+    }
+    let mut body = String::new();
+    for (i, h) in kept.iter().enumerate() {
+        body.push_str(&hit_text(i + 1, h));
+    }
+    let mut tail = String::new();
+    for n in &notes {
+        tail.push_str(&format!("note: {n}\n"));
+    }
+    let mut more_shown = more.clone();
+    loop {
+        let more_line = if more_shown.is_empty() {
+            String::new()
+        } else {
+            let hidden = more.len() - more_shown.len();
+            format!(
+                "{} more (memory_expand an id to go deeper): {}{}\n",
+                more.len(),
+                more_shown.join(", "),
+                if hidden > 0 { ", …" } else { "" }
+            )
+        };
+        let draft = format!("{}{body}{more_line}{tail}", header(query, kept.len(), 0, budget));
+        let used = count_tokens(&draft);
+        let text = format!(
+            "{}{body}{more_line}{tail}",
+            header(query, kept.len(), used, budget)
+        );
+        let tokens = count_tokens(&text);
+        if tokens <= budget || more_shown.is_empty() {
+            let text = fit(text, budget);
+            return Answer {
+                query: query.to_owned(),
+                budget,
+                tokens: count_tokens(&text),
+                hits: kept,
+                more,
+                notes,
+                text,
+            };
+        }
+        more_shown.pop();
+    }
+}
+
+/// Cuts text to the budget by whole lines (a last resort: packing already
+/// keeps answers inside it).
+fn fit(text: String, budget: usize) -> String {
+    if count_tokens(&text) <= budget {
+        return text;
+    }
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        if count_tokens(&format!("{out}{line}")) > budget {
+            break;
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The stems of a text, for callers that match their own fields.
+pub fn stems(text: &str) -> Vec<String> {
+    let mut v = tokenize(text);
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Whether a word is in the stemmed list (a convenience for tests).
+pub fn has_stem(stems: &[String], word: &str) -> bool {
+    let s = stem(&word.to_lowercase());
+    stems.contains(&s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::episodes::Speaker;
+    use crate::graph::{Edge, Evidence};
+
+    fn t(s: &str) -> DateTime<Utc> {
+        crate::clock::parse_time(s).unwrap_or_default()
+    }
+
+    fn node(label: &str, kind: NodeKind, detail: &str) -> Node {
+        let mut n = Node::new(
+            NodeId::slug(label).unwrap_or_else(|| panic!("slug {label}")),
+            label,
+            Domain::Technical,
+            0.5,
+            t("2026-11-02T10:00:00Z"),
+        );
+        n.kind = kind;
+        if !detail.is_empty() {
+            n.detail = Some(detail.into());
+        }
+        n
+    }
+
+    fn ep(turn: u32, speaker: Speaker, at: &str, text: &str) -> Episode {
+        Episode {
+            session: "s1".into(),
+            turn,
+            speaker,
+            at: t(at),
+            text: text.into(),
+        }
+    }
+
+    fn sample() -> (Graph, Vec<Episode>) {
+        let mut g = Graph::new();
+        let mut old = node("Use weekly partitions", NodeKind::Decision, "partition size for events");
+        old.evidence.push(Evidence {
+            session: "s1".into(),
+            turn: 2,
+            speaker: "user".into(),
+            text: "let's partition the events table weekly".into(),
+        });
+        let new = node("Use daily partitions", NodeKind::Decision, "partition size for events");
+        let (oid, nid) = (old.id.clone(), new.id.clone());
+        g.upsert_node(old);
+        g.upsert_node(new);
+        g.upsert_edge(Edge {
+            source: nid,
+            target: oid,
+            kind: EdgeKind::Supersedes,
+            weight: 0.9,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        g.upsert_node(node("Invoice service", NodeKind::Entity, "sends invoices monthly"));
+        let eps = vec![
+            ep(1, Speaker::User, "2026-05-02T09:00:00Z", "I went to the museum and saw an exhibition of ancient silk."),
+            ep(1, Speaker::Assistant, "2026-05-02T09:00:10Z", "That sounds lovely, silk road art is rich."),
+            ep(5, Speaker::User, "2026-05-04T09:00:00Z", "The billing job retries three times before it gives up on a payment."),
+        ];
+        (g, eps)
+    }
+
+    fn run(q: &str, budget: usize) -> Answer {
+        let (g, eps) = sample();
+        let src = Sources {
+            graphs: vec![GraphSource {
+                name: "session".into(),
+                graph: &g,
+            }],
+            episodes: eps,
+        };
+        let mut o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
+        o.budget = budget;
+        search(&src, q, &o, None)
+    }
+
+    #[test]
+    fn passages_answer_what_no_node_holds() {
+        let a = run("how many times does billing retry?", 800);
+        assert_eq!(a.hits[0].kind, "said", "{}", a.text);
+        assert!(a.text.contains("three times"), "{}", a.text);
+        assert!(a.tokens <= 800);
+    }
+
+    #[test]
+    fn a_named_day_favours_what_was_said_that_day() {
+        let a = run("what exhibition did I see on May 2nd?", 800);
+        assert!(a.hits[0].evidence[0].text.contains("silk"), "{}", a.text);
+        assert!(a.hits[0].why.iter().any(|w| w.contains("said on 2026-05-02")), "{:?}", a.hits[0].why);
+    }
+
+    #[test]
+    fn newer_decision_first_unless_the_past_is_asked() {
+        let a = run("how are events partitioned?", 800);
+        let labels: Vec<&str> = a.hits.iter().map(|h| h.label.as_str()).collect();
+        let d = labels.iter().position(|l| *l == "Use daily partitions");
+        let w = labels.iter().position(|l| *l == "Use weekly partitions");
+        assert!(d.is_some() && w.is_some() && d < w, "{labels:?}");
+        let a = run("how were events partitioned before?", 800);
+        let labels: Vec<&str> = a.hits.iter().map(|h| h.label.as_str()).collect();
+        let d = labels.iter().position(|l| *l == "Use daily partitions");
+        let w = labels.iter().position(|l| *l == "Use weekly partitions");
+        assert!(d.is_some() && w.is_some() && w < d, "{labels:?}");
+    }
+
+    #[test]
+    fn stems_join_inflections() {
+        let a = run("invoice", 800);
+        assert_eq!(a.hits[0].label, "Invoice service");
+        let a = run("invoices", 800);
+        assert_eq!(a.hits[0].label, "Invoice service");
+    }
+
+    #[test]
+    fn nothing_found_is_said_plainly_and_budgets_are_clamped() {
+        let a = run("zeppelin", 800);
+        assert!(a.hits.is_empty());
+        assert!(a.text.starts_with("nothing in memory matches"));
+        let a = run("", 800);
+        assert!(a.hits.is_empty());
+        let a = run("partitions", 0);
+        assert_eq!(a.budget, MIN_BUDGET);
+        assert!(a.tokens <= MIN_BUDGET, "{}", a.tokens);
+        assert!(a.notes.iter().any(|n| n.contains("clamped")));
+        let a = run("partitions", 1_000_000);
+        assert_eq!(a.budget, MAX_BUDGET);
+    }
+
+    #[test]
+    fn dates_in_questions() {
+        assert_eq!(named_dates("on May 2nd"), vec![(None, 5, 2)]);
+        assert_eq!(named_dates("4 june"), vec![(None, 6, 4)]);
+        assert_eq!(named_dates("on 2026-11-03 we"), vec![(Some(2026), 11, 3)]);
+        assert!(named_dates("may I ask").is_empty());
+    }
+
+    #[test]
+    fn passages_split_on_sentences() {
+        let p = passages_of("One two three four five six. Seven eight nine ten eleven twelve! ok");
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[1].ends_with("ok"));
+    }
+}
