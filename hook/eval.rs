@@ -16,6 +16,14 @@
 //! - **answers**: share of questions whose answer terms all appear in the
 //!   injection.
 //!
+//! And retrieval, per question, at the same token budget (800 cl100k tokens
+//! by default, `--budget`): the context `memory_query` returns against two
+//! baselines built here, **recency** (the newest turns that fit) and
+//! **BM25** over the raw turns (the same tokenizer and BM25 as the search,
+//! greedily packed in rank order, the last turn cut to the room left). Each
+//! reports answer-in-context (every answer term present) and answer-word
+//! recall (the share of answer terms present).
+//!
 //! Nothing here is timed; it measures what the memory knows.
 
 use std::path::{Path, PathBuf};
@@ -24,7 +32,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use rollgraph_engine::Config;
+use rollgraph_engine::render::count_tokens;
+use rollgraph_engine::{Config, episodes, search};
 use rollgraph_engine::extract::lexicon;
 use rollgraph_engine::graph::{Graph, NodeKind, normalize_name};
 use rollgraph_engine::plain;
@@ -53,6 +62,9 @@ pub struct EvalArgs {
     /// Use the configured probe (the LLM when one is set up) instead of the embedded heuristic one.
     #[arg(long)]
     pub configured_probe: bool,
+    /// Token budget of the retrieval comparison (query, BM25, recency).
+    #[arg(long, default_value_t = rollgraph_engine::search::DEFAULT_BUDGET)]
+    pub budget: usize,
     /// Print each transcript's final injection and what it missed.
     #[arg(long, short)]
     pub verbose: bool,
@@ -132,6 +144,21 @@ pub struct Score {
     pub gate: (u32, u32),
     /// Questions answered by the injection / labelled.
     pub answers: (u32, u32),
+    /// Retrieval at the budget: questions whose answer is all in the
+    /// context of `query`, of BM25 over raw turns, of the newest turns.
+    pub query_hits: (u32, u32),
+    /// See [`Score::query_hits`].
+    pub bm25_hits: (u32, u32),
+    /// See [`Score::query_hits`].
+    pub recent_hits: (u32, u32),
+    /// Answer terms found in each context / asked.
+    pub query_words: (u32, u32),
+    /// See [`Score::query_words`].
+    pub bm25_words: (u32, u32),
+    /// See [`Score::query_words`].
+    pub recent_words: (u32, u32),
+    /// Tokens of the query contexts (their sum).
+    pub query_tokens: u64,
     /// What was missed, for --verbose.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missed: Vec<String>,
@@ -152,6 +179,13 @@ impl Score {
         add(&mut self.junk, o.junk);
         add(&mut self.gate, o.gate);
         add(&mut self.answers, o.answers);
+        add(&mut self.query_hits, o.query_hits);
+        add(&mut self.bm25_hits, o.bm25_hits);
+        add(&mut self.recent_hits, o.recent_hits);
+        add(&mut self.query_words, o.query_words);
+        add(&mut self.bm25_words, o.bm25_words);
+        add(&mut self.recent_words, o.recent_words);
+        self.query_tokens += o.query_tokens;
     }
 }
 
@@ -296,14 +330,20 @@ pub fn score(
 }
 
 /// Replays one transcript into a fresh state directory and scores it.
-fn run_one(path: &Path, labels: &Labels, config: &Config, configured: bool) -> Result<Score> {
+fn run_one(
+    path: &Path,
+    labels: &Labels,
+    config: &Config,
+    configured: bool,
+    budget: usize,
+) -> Result<Score> {
     let name = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("session")
         .to_owned();
     let t = plain::read_any(path)?;
-    run_transcript(&name, &t, labels, config, configured)
+    run_transcript(&name, &t, labels, config, configured, budget)
 }
 
 /// MemoryBank's chats as plain transcripts, one per user, with the labelled
@@ -382,6 +422,7 @@ fn run_transcript(
     labels: &Labels,
     config: &Config,
     configured: bool,
+    budget: usize,
 ) -> Result<Score> {
     let name = name.to_owned();
     let tmp = tempfile::tempdir().context("creating a scratch state directory")?;
@@ -407,8 +448,114 @@ fn run_transcript(
     let render = session.render(now).text;
     let turns = t.turns().count() as u32;
     let mut s = score(&name, labels, &render, &session.graph, turns, &fired);
+    retrieval(&mut s, &session, t, labels, budget, now)?;
     s.missed.push(format!("--- final injection ---\n{render}"));
     Ok(s)
+}
+
+/// One turn as a baseline sees it.
+fn turn_text(t: &rollgraph_engine::transcript::Turn) -> String {
+    let date = t
+        .timestamp
+        .map(|d| format!(", {}", d.format("%Y-%m-%d")))
+        .unwrap_or_default();
+    format!(
+        "turn {}{date}\nuser: {}\nassistant: {}\n",
+        t.index,
+        t.user.trim(),
+        t.assistant.trim()
+    )
+}
+
+/// Packs documents, in the given order, into `budget` tokens: whole while
+/// they fit, then the next one cut (by words) to the room left.
+pub fn pack_in_order(docs: &[&str], budget: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for d in docs {
+        let c = count_tokens(d);
+        if used + c <= budget {
+            out.push_str(d);
+            used += c;
+            continue;
+        }
+        let room = budget - used;
+        if room >= 20 {
+            let words: Vec<&str> = d.split_whitespace().collect();
+            let (mut lo, mut hi) = (0, words.len());
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if count_tokens(&words[..mid].join(" ")) < room {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            out.push_str(&words[..lo].join(" "));
+        }
+        break;
+    }
+    out
+}
+
+fn tally(hits: &mut (u32, u32), words: &mut (u32, u32), context: &str, answer: &[String]) {
+    hits.1 += 1;
+    let found = answer.iter().filter(|a| holds(context, a)).count() as u32;
+    words.0 += found;
+    words.1 += answer.len() as u32;
+    if !answer.is_empty() && found == answer.len() as u32 {
+        hits.0 += 1;
+    }
+}
+
+/// The retrieval comparison: `query` against BM25 over raw turns and the
+/// newest turns, at one budget, for every labelled question.
+fn retrieval(
+    s: &mut Score,
+    session: &Session,
+    t: &Transcript,
+    labels: &Labels,
+    budget: usize,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<()> {
+    if labels.questions.is_empty() {
+        return Ok(());
+    }
+    let read = episodes::read(&session.path(episodes::FILE))?;
+    let src = search::Sources {
+        graphs: vec![search::GraphSource {
+            name: "session".into(),
+            graph: &session.graph,
+        }],
+        episodes: read.episodes.into_iter().map(|(_, e)| e).collect(),
+    };
+    let turns: Vec<String> = t.turns().map(turn_text).collect();
+    let newest: Vec<&str> = turns.iter().rev().map(String::as_str).collect();
+    let recent = pack_in_order(&newest, budget);
+    let mut opts = search::SearchOptions::at(now);
+    opts.budget = budget;
+    for q in &labels.questions {
+        let a = search::search(&src, &q.q, &opts, None);
+        s.query_tokens += a.tokens as u64;
+        tally(&mut s.query_hits, &mut s.query_words, &a.text, &q.answer);
+        let ranked: Vec<&str> = search::bm25_rank(&turns, &q.q)
+            .into_iter()
+            .map(|(i, _)| turns[i].as_str())
+            .collect();
+        let bm25 = pack_in_order(&ranked, budget);
+        tally(&mut s.bm25_hits, &mut s.bm25_words, &bm25, &q.answer);
+        tally(&mut s.recent_hits, &mut s.recent_words, &recent, &q.answer);
+        let all = |c: &str| q.answer.iter().all(|x| holds(c, x));
+        if !all(&a.text) {
+            s.missed.push(format!(
+                "query missed: {} ({}){}",
+                q.q,
+                q.answer.join(", "),
+                if all(&bm25) { " — BM25 had it" } else { "" }
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The corpus: every `NAME.jsonl` with labels beside it, sorted by name.
@@ -454,7 +601,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     let mut scores = Vec::new();
     for (path, labels) in &items {
-        scores.push(run_one(path, labels, &config, args.configured_probe)?);
+        scores.push(run_one(
+            path,
+            labels,
+            &config,
+            args.configured_probe,
+            args.budget,
+        )?);
     }
     let mut total = Score {
         name: "overall".into(),
@@ -469,7 +622,14 @@ pub fn run(args: EvalArgs) -> Result<()> {
             ..Score::default()
         };
         for (name, t, labels) in memorybank(dir, &args.memorybank_labels)? {
-            let s = run_transcript(&name, &t, &labels, &config, args.configured_probe)?;
+            let s = run_transcript(
+                &name,
+                &t,
+                &labels,
+                &config,
+                args.configured_probe,
+                args.budget,
+            )?;
             mb_total.add(&s);
             scores.push(s);
         }
@@ -513,6 +673,25 @@ pub fn run(args: EvalArgs) -> Result<()> {
             pct(s.junk),
             pct(s.gate),
             pct(s.answers),
+        ));
+    }
+    text.push_str(&format!(
+        "\nretrieval at {} tokens: answer in context (answer words)\n{:<24} {:>9} {:>15} {:>15} {:>15} {:>8}\n",
+        args.budget, "transcript", "questions", "query", "bm25 turns", "recent turns", "q tokens"
+    ));
+    for s in scores.iter().chain(std::iter::once(&total)) {
+        if s.query_hits.1 == 0 {
+            continue;
+        }
+        let cell = |h: (u32, u32), w: (u32, u32)| format!("{} ({})", pct(h), pct(w));
+        text.push_str(&format!(
+            "{:<24} {:>9} {:>15} {:>15} {:>15} {:>8}\n",
+            s.name,
+            s.query_hits.1,
+            cell(s.query_hits, s.query_words),
+            cell(s.bm25_hits, s.bm25_words),
+            cell(s.recent_hits, s.recent_words),
+            s.query_tokens / u64::from(s.query_hits.1.max(1)),
         ));
     }
     if args.verbose {

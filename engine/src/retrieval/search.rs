@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::episodes::Episode;
+use crate::episodes::{Episode, Speaker};
 use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId, NodeKind};
 use crate::extract::lexicon::{self, WordList};
 use crate::render::count_tokens;
@@ -164,8 +164,90 @@ pub struct Answer {
 enum Doc {
     /// (graph index, node index in that graph's order).
     Node(usize, usize),
-    /// A passage index.
+    /// A passage index (in the index only).
     Passage(usize),
+    /// A turn: its passages summed (a candidate only).
+    Turn(usize),
+}
+
+/// One turn's passages, in order (user first, as said).
+struct TurnGroup {
+    session: String,
+    turn: u32,
+    at: DateTime<Utc>,
+    parts: Vec<usize>,
+}
+
+/// Most tokens one turn's excerpt takes.
+const EXCERPT_TOKENS: usize = 150;
+
+/// What a turn hit shows: its matching passages, best first, each with the
+/// one after it (an answer follows its question), and the other side's
+/// opening when only one side matched, in the order said, within
+/// [`EXCERPT_TOKENS`]. Runs of kept passages of one speaker are joined,
+/// gaps marked "…". Passages a node hit already quotes are left out.
+fn excerpt(
+    g: &TurnGroup,
+    passages: &[Passage],
+    episodes: &[&Episode],
+    prel: &HashMap<usize, f64>,
+    quoted: &HashSet<String>,
+) -> Vec<(&'static str, String)> {
+    let speaker = |pi: usize| episodes[passages[pi].episode].speaker;
+    let mut matched: Vec<usize> = g.parts.iter().copied().filter(|p| prel.contains_key(p)).collect();
+    matched.sort_by(|a, b| prel[b].total_cmp(&prel[a]).then_with(|| a.cmp(b)));
+    let mut want: Vec<usize> = Vec::new();
+    for &m in &matched {
+        want.push(m);
+        let at = g.parts.iter().position(|&p| p == m).unwrap_or(0);
+        if let Some(&next) = g.parts.get(at + 1) {
+            want.push(next);
+        }
+    }
+    for side in [Speaker::User, Speaker::Assistant] {
+        if !matched.iter().any(|&m| speaker(m) == side) {
+            let opening = if side == Speaker::Assistant { 2 } else { 1 };
+            want.extend(g.parts.iter().copied().filter(|&p| speaker(p) == side).take(opening));
+        }
+    }
+    let mut kept: Vec<usize> = Vec::new();
+    let mut used = 0;
+    for p in want {
+        if kept.contains(&p) || quoted.contains(&passages[p].text) {
+            continue;
+        }
+        let text = &passages[p].text;
+        let c = count_tokens(text);
+        if used + c > EXCERPT_TOKENS {
+            if kept.is_empty() {
+                kept.push(p);
+                used = EXCERPT_TOKENS;
+            }
+            continue;
+        }
+        kept.push(p);
+        used += c;
+    }
+    kept.sort_by_key(|p| g.parts.iter().position(|x| x == p));
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    let mut last: Option<usize> = None;
+    for p in kept {
+        let at = g.parts.iter().position(|&x| x == p).unwrap_or(0);
+        let sp = speaker(p).as_str();
+        let mut text = passages[p].text.clone();
+        if text.chars().count() > 600 {
+            text = crate::episodes::cap(&text, 600);
+        }
+        match out.last_mut() {
+            Some((s, t)) if *s == sp => {
+                t.push_str(if last.is_some_and(|l| l + 1 == at) { " " } else { " … " });
+                t.push_str(&text);
+            }
+            _ => out.push((sp, text)),
+        }
+        last = Some(at);
+    }
+    out
 }
 
 struct Passage {
@@ -419,6 +501,24 @@ pub fn search(
         }
     }
     index.finish();
+    // Passages by turn: what a "said" hit shows is an excerpt of one turn.
+    let mut groups: Vec<TurnGroup> = Vec::new();
+    let mut group_of: HashMap<(&str, u32), usize> = HashMap::new();
+    let mut turn_of_passage: Vec<usize> = Vec::with_capacity(passages.len());
+    for (pi, p) in passages.iter().enumerate() {
+        let e = episodes[p.episode];
+        let gi = *group_of.entry((e.session.as_str(), e.turn)).or_insert_with(|| {
+            groups.push(TurnGroup {
+                session: e.session.clone(),
+                turn: e.turn,
+                at: e.at,
+                parts: Vec::new(),
+            });
+            groups.len() - 1
+        });
+        groups[gi].parts.push(pi);
+        turn_of_passage.push(gi);
+    }
 
     let scored = if q.is_empty() { Vec::new() } else { index.score(&q) };
     let mut lexical: Vec<(Doc, f64, Vec<String>)> = scored;
@@ -438,18 +538,6 @@ pub fn search(
     for (doc, s, matched) in &lexical {
         let words = matched.join(", ");
         rel.insert(*doc, (s / top, vec![format!("matched {words}")]));
-    }
-    if !dates.is_empty() {
-        for (pi, p) in passages.iter().enumerate() {
-            let d = episodes[p.episode].at.date_naive();
-            if on_day(d) {
-                let e = rel
-                    .entry(Doc::Passage(pi))
-                    .or_insert((0.0, Vec::new()));
-                e.0 = (e.0 + 0.5).min(1.5);
-                e.1.push(format!("said on {d}"));
-            }
-        }
     }
     // Meaning: fused by reciprocal rank with the lexical order.
     if let Some(close) = close.filter(|c| !c.is_empty()) {
@@ -562,6 +650,55 @@ pub fn search(
         }
     }
 
+    // Passages add up to their turn: the best one counts whole, the others
+    // a little; a day the question names lifts every turn of that day.
+    let mut prel: HashMap<usize, f64> = HashMap::new();
+    let mut turn_rel: BTreeMap<usize, (f64, f64, Vec<String>)> = BTreeMap::new();
+    let passage_docs: Vec<Doc> = rel
+        .keys()
+        .filter(|d| matches!(d, Doc::Passage(_)))
+        .copied()
+        .collect();
+    for d in passage_docs {
+        let Doc::Passage(pi) = d else { continue };
+        let Some((r, why)) = rel.remove(&d) else {
+            continue;
+        };
+        prel.insert(pi, r);
+        let e = turn_rel
+            .entry(turn_of_passage[pi])
+            .or_insert((0.0, 0.0, Vec::new()));
+        e.0 = e.0.max(r);
+        e.1 += r;
+        for w in why {
+            for word in w.trim_start_matches("matched ").split(", ") {
+                if !e.2.iter().any(|x| x == word) {
+                    e.2.push(word.to_owned());
+                }
+            }
+        }
+    }
+    if !dates.is_empty() {
+        for (gi, g) in groups.iter().enumerate() {
+            if on_day(g.at.date_naive()) {
+                turn_rel.entry(gi).or_insert((0.0, 0.0, Vec::new()));
+            }
+        }
+    }
+    for (gi, (max, sum, words)) in turn_rel {
+        let mut r = (max + 0.3 * (sum - max)).min(max * 1.5);
+        let mut why = Vec::new();
+        if !words.is_empty() {
+            why.push(format!("matched {}", words.join(", ")));
+        }
+        let d = groups[gi].at.date_naive();
+        if on_day(d) {
+            r += 0.5;
+            why.push(format!("said on {d}"));
+        }
+        rel.insert(Doc::Turn(gi), (r, why));
+    }
+
     // Rank: relevance first; weight and recency only break ties.
     let mut cands: Vec<Cand> = rel
         .into_iter()
@@ -575,11 +712,11 @@ pub fn search(
                 let age_h = ((opts.now - n.last_activated).num_seconds().max(0) as f64) / 3_600.0;
                 n.weight + (-age_h / 24.0).exp2()
             }
-            Doc::Passage(pi) => {
-                let e = episodes[passages[pi].episode];
-                let age_h = ((opts.now - e.at).num_seconds().max(0) as f64) / 3_600.0;
+            Doc::Turn(gi) => {
+                let age_h = ((opts.now - groups[gi].at).num_seconds().max(0) as f64) / 3_600.0;
                 (-age_h / 24.0).exp2()
             }
+            Doc::Passage(_) => 0.0,
         }
     };
     cands.sort_by(|a, b| {
@@ -599,7 +736,6 @@ pub fn search(
     };
     let mut hits: Vec<Hit> = Vec::new();
     let mut quoted: HashSet<String> = HashSet::new();
-    let mut said_at: HashMap<(String, u32, &'static str), usize> = HashMap::new();
     let best = cands.first().map_or(1.0, |c| c.rel).max(1e-9);
     for c in &cands {
         if hits.len() >= opts.limit.max(1) * 3 {
@@ -659,40 +795,36 @@ pub fn search(
                     score,
                 });
             }
-            Doc::Passage(pi) => {
-                let p = &passages[pi];
-                if quoted.iter().any(|t| t.contains(&p.text) || p.text.contains(t.as_str())) {
+            Doc::Turn(gi) => {
+                let g = &groups[gi];
+                let parts = excerpt(g, &passages, &episodes, &prel, &quoted);
+                if parts.is_empty() {
                     continue;
                 }
-                let e = episodes[p.episode];
-                let key = (e.session.clone(), e.turn, e.speaker.as_str());
-                let said = Said {
-                    session: e.session.clone(),
-                    turn: e.turn,
-                    speaker: e.speaker.as_str().into(),
-                    date: Some(e.at.date_naive().format("%Y-%m-%d").to_string()),
-                    text: p.text.clone(),
-                };
-                if let Some(&hi) = said_at.get(&key) {
-                    if hits[hi].evidence.len() < 3 {
-                        hits[hi].evidence.push(said);
-                    }
-                    continue;
-                }
-                said_at.insert(key, hits.len());
+                let date = Some(g.at.date_naive().format("%Y-%m-%d").to_string());
                 hits.push(Hit {
                     kind: "said".into(),
                     id: None,
-                    label: format!("{} said, turn {}", e.speaker.as_str(), e.turn),
+                    label: format!("turn {}", g.turn),
                     node_kind: None,
                     domain: None,
-                    source: e.session.clone(),
+                    source: g.session.clone(),
                     detail: None,
-                    evidence: vec![said],
+                    evidence: parts
+                        .into_iter()
+                        .map(|(speaker, text)| Said {
+                            session: g.session.clone(),
+                            turn: g.turn,
+                            speaker: speaker.into(),
+                            date: date.clone(),
+                            text,
+                        })
+                        .collect(),
                     why: c.why.clone(),
                     score,
                 });
             }
+            Doc::Passage(_) => {}
         }
     }
     pack(text, budget, hits, notes, opts.limit.max(1))
@@ -723,14 +855,13 @@ fn hit_text(i: usize, h: &Hit) -> String {
     } else {
         let first = &h.evidence[0];
         s.push_str(&format!(
-            "{i}. said by {} (turn {}{}, session {}):",
-            first.speaker,
+            "{i}. turn {}{} (session {}):",
             first.turn,
             date(first),
-            first.session
+            h.source
         ));
         for e in &h.evidence {
-            s.push_str(&format!(" \"{}\"", e.text.trim()));
+            s.push_str(&format!(" {}: \"{}\"", e.speaker, e.text.trim()));
         }
         s.push('\n');
     }
@@ -870,6 +1001,28 @@ fn fit(text: String, budget: usize) -> String {
     out
 }
 
+/// BM25 over plain documents with the search's tokenizer: `(index, score)`
+/// of every document matching the query, best first. Benchmarks rank raw
+/// turns with it, so a baseline and the search count words the same way.
+pub fn bm25_rank(docs: &[String], query: &str) -> Vec<(usize, f64)> {
+    let mut index = Index::new();
+    for (i, d) in docs.iter().enumerate() {
+        index.add(Doc::Passage(i), &[(d.as_str(), 1.0)]);
+    }
+    index.finish();
+    let q = stems(query);
+    let mut out: Vec<(usize, f64)> = index
+        .score(&q)
+        .into_iter()
+        .filter_map(|(d, s, _)| match d {
+            Doc::Passage(i) => Some((i, s)),
+            Doc::Node(..) | Doc::Turn(_) => None,
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
 /// The stems of a text, for callers that match their own fields.
 pub fn stems(text: &str) -> Vec<String> {
     let mut v = tokenize(text);
@@ -887,7 +1040,6 @@ pub fn has_stem(stems: &[String], word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::episodes::Speaker;
     use crate::graph::{Edge, Evidence};
 
     fn t(s: &str) -> DateTime<Utc> {
