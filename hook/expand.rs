@@ -29,6 +29,9 @@ pub struct ExpandArgs {
     /// The session (default: the latest one in this directory, else the latest).
     #[arg(long)]
     pub session: Option<String>,
+    /// Token budget of the answer (cl100k tokens; clamped to 60..=20000).
+    #[arg(long, default_value_t = rollgraph_engine::search::DEFAULT_BUDGET)]
+    pub budget: usize,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -41,8 +44,14 @@ pub struct Expansion {
     pub session: String,
     /// The handle asked for.
     pub handle: String,
-    /// The nodes shown, strongest first.
+    /// The nodes shown, strongest first (within the budget).
     pub ids: Vec<NodeId>,
+    /// Members of the handle that did not fit: `label (id)`, to expand next.
+    #[serde(default)]
+    pub more: Vec<String>,
+    /// The token budget applied.
+    #[serde(default)]
+    pub budget: usize,
     /// The nodes in full.
     pub text: String,
 }
@@ -50,14 +59,28 @@ pub struct Expansion {
 /// How long a direct expansion waits for the session lock.
 const LOCK_WAIT: Duration = Duration::from_millis(1_500);
 
-/// Describes the nodes behind `handle` in a graph, without changing anything.
+/// What describing a handle gives: the nodes shown, the text, and the
+/// members that did not fit the budget.
+struct Described {
+    ids: Vec<NodeId>,
+    text: String,
+    more: Vec<String>,
+    budget: usize,
+}
+
+/// Describes the nodes behind `handle` in a graph, without changing
+/// anything: strongest first while they fit `budget` tokens, then the rest
+/// by name and id ("N more: …") to expand next.
 fn describe_handle(
     graph: &rollgraph_engine::graph::Graph,
     dir: &std::path::Path,
     config: &Config,
     handle: &str,
     now: DateTime<Utc>,
-) -> Result<(Vec<NodeId>, String)> {
+    budget: usize,
+) -> Result<Described> {
+    use rollgraph_engine::render::count_tokens;
+    use rollgraph_engine::search::{MAX_BUDGET, MIN_BUDGET};
     let Some(ids) = render::expand_handle(graph, handle) else {
         let known = read_render(dir)
             .ok()
@@ -73,34 +96,87 @@ fn describe_handle(
             )
         });
     };
+    let clamped = budget.clamp(MIN_BUDGET, MAX_BUDGET);
     let edges = config.render.edges_per_node.max(6);
-    let mut text = format!(
+    let head = format!(
         "{handle} ({} node{}):\n",
         ids.len(),
         if ids.len() == 1 { "" } else { "s" }
     );
+    let mut note = String::new();
+    if clamped != budget {
+        note = format!("note: budget {budget} clamped to {clamped}\n");
+    }
+    // Room kept for the "more" line.
+    let reserve = 60;
+    let mut text = head.clone();
+    let mut used = count_tokens(&head) + count_tokens(&note);
+    let mut shown = Vec::new();
+    let mut rest = Vec::new();
     for id in &ids {
-        if let Some(n) = graph.node(id) {
-            text.push_str(&render::describe(graph, n, now, edges));
-            text.push('\n');
+        let Some(n) = graph.node(id) else { continue };
+        let mut d = render::describe(graph, n, now, edges);
+        d.push('\n');
+        let c = count_tokens(&d);
+        if rest.is_empty() && used + c + reserve <= clamped {
+            text.push_str(&d);
+            used += c;
+            shown.push(id.clone());
+        } else {
+            rest.push(format!("{} ({})", n.label, n.id.as_str()));
         }
     }
-    Ok((ids, text))
+    if shown.is_empty() && !rest.is_empty() {
+        text.push_str("(the first node alone is over the budget: raise --budget)\n");
+    }
+    if !rest.is_empty() {
+        let mut listed = rest.len();
+        loop {
+            let line = format!(
+                "{} more (expand an id to go deeper): {}{}\n",
+                rest.len(),
+                rest[..listed].join(", "),
+                if listed < rest.len() { ", …" } else { "" }
+            );
+            if listed == 0 || used + count_tokens(&line) <= clamped {
+                if listed > 0 || used + count_tokens(&line) <= clamped {
+                    text.push_str(&line);
+                }
+                break;
+            }
+            listed -= 1;
+        }
+    }
+    text.push_str(&note);
+    Ok(Described {
+        ids: shown,
+        text,
+        more: rest,
+        budget: clamped,
+    })
 }
 
 /// Expands `handle` in an open session: describes its nodes, raises them,
 /// counts the expansion.
-pub fn expand_session(s: &mut Session, handle: &str, now: DateTime<Utc>) -> Result<Expansion> {
-    let (ids, text) = describe_handle(&s.graph, &s.dir, &s.config, handle, now)?;
+/// Only what was shown is raised, by the probe's mention boost.
+pub fn expand_session(
+    s: &mut Session,
+    handle: &str,
+    now: DateTime<Utc>,
+    budget: usize,
+) -> Result<Expansion> {
+    let d = describe_handle(&s.graph, &s.dir, &s.config, handle, now, budget)?;
     let boost = s.config.probe.mention_boost;
-    s.touch(&ids, boost, now)?;
+    s.touch(&d.ids, boost, now)?;
     s.state.stats.expansions += 1;
     s.save_state()?;
     Ok(Expansion {
         session: s.id().to_owned(),
         handle: handle.to_owned(),
-        ids,
-        text,
+        ids: d.ids,
+        more: d.more,
+        budget: d.budget,
+        text: d.text,
     })
 }
 
@@ -117,19 +193,22 @@ pub fn expand_direct(
     now: DateTime<Utc>,
     wait: Duration,
     repair: bool,
+    budget: usize,
 ) -> Result<Expansion> {
     match Session::open_with(home, session, config.clone(), wait, repair) {
-        Ok(mut s) => expand_session(&mut s, handle, now),
+        Ok(mut s) => expand_session(&mut s, handle, now, budget),
         Err(StoreError::NeedsRepair { .. }) => {
             let v = SessionView::load(home, session, config.clone())?;
             crate::inspect::warn_damage(session, &v.load);
-            let (ids, text) = describe_handle(&v.graph, &v.dir, config, handle, now)?;
+            let d = describe_handle(&v.graph, &v.dir, config, handle, now, budget)?;
             queue_expansion(home, session, handle, now)?;
             Ok(Expansion {
                 session: session.to_owned(),
                 handle: handle.to_owned(),
-                ids,
-                text,
+                ids: d.ids,
+                more: d.more,
+                budget: d.budget,
+                text: d.text,
             })
         }
         Err(e) => Err(e.into()),
@@ -156,12 +235,19 @@ fn queue_expansion(home: &Home, session: &str, handle: &str, now: DateTime<Utc>)
 
 /// Expands through the daemon when it listens, else directly; when the
 /// session stays busy, spools the expansion and says so.
-pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Result<Expansion> {
+pub fn expand(
+    home: &Home,
+    config: &Config,
+    session: &str,
+    handle: &str,
+    budget: usize,
+) -> Result<Expansion> {
     let now = clock::now();
     if ipc::reachable(home) {
         let req = Request::Expand {
             session: session.to_owned(),
             handle: handle.to_owned(),
+            budget,
         };
         match ipc::request(home, &req, Duration::from_secs(5)) {
             Ok(v) => return serde_json::from_value(v).context("the daemon's expansion"),
@@ -169,7 +255,7 @@ pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Resu
             Err(e) => tracing::debug!("daemon: {e}; expanding directly"),
         }
     }
-    match expand_direct(home, config, session, handle, now, LOCK_WAIT, false) {
+    match expand_direct(home, config, session, handle, now, LOCK_WAIT, false, budget) {
         Ok(e) => Ok(e),
         Err(e)
             if e.downcast_ref::<StoreError>()
@@ -189,7 +275,7 @@ pub fn run(args: ExpandArgs) -> Result<()> {
     let home = Home::from_env();
     let config = Config::load_default(home.root())?;
     let session = common::pick_session(&home, args.session.as_deref())?;
-    let e = expand(&home, &config, &session, &args.handle)?;
+    let e = expand(&home, &config, &session, &args.handle, args.budget)?;
     let out = if args.json {
         serde_json::to_string_pretty(&e)?
     } else {

@@ -42,8 +42,11 @@ pub enum Request {
         session: String,
         /// The handle or node id.
         handle: String,
+        /// Token budget of the answer.
+        #[serde(default = "default_budget")]
+        budget: usize,
     },
-    /// Query a session's graph.
+    /// Query a session's memory.
     Query {
         /// The session.
         session: String,
@@ -51,7 +54,17 @@ pub enum Request {
         text: String,
         /// Most hits.
         limit: usize,
+        /// Token budget of the answer.
+        #[serde(default = "default_budget")]
+        budget: usize,
+        /// What to search.
+        #[serde(default)]
+        scope: crate::query::Scope,
     },
+}
+
+fn default_budget() -> usize {
+    rollgraph_engine::search::DEFAULT_BUDGET
 }
 
 /// The answer to a [`Request`].

@@ -28,18 +28,35 @@ pub struct McpArgs {
 /// `memory_expand` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ExpandParams {
-    /// A handle from the rolling-memory block (like `technical/sqlx` or `personal/other`) or a node id.
+    /// A handle from the rolling-memory block (like `technical/queue` or `personal/other`), a node id, or an id from a memory_query answer.
     pub handle: String,
+    /// Token budget of the answer (cl100k tokens, 60 to 20000).
+    #[serde(default = "default_budget")]
+    pub budget: u32,
 }
 
 /// `memory_query` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct QueryParams {
-    /// What to look for in the session's memory (names, topics, decisions).
+    /// The question or words to look for: names, topics, decisions, what someone said.
     pub text: String,
-    /// Most results (default 8).
+    /// Most results listed.
+    #[serde(default = "default_limit")]
+    pub limit: u32,
+    /// Token budget of the answer (cl100k tokens, 60 to 20000).
+    #[serde(default = "default_budget")]
+    pub budget: u32,
+    /// What to search: `session`, `project` (the project's memory across sessions), `session-project`, or `all`.
     #[serde(default)]
-    pub limit: Option<usize>,
+    pub scope: query::Scope,
+}
+
+fn default_limit() -> u32 {
+    12
+}
+
+fn default_budget() -> u32 {
+    rollgraph_engine::search::DEFAULT_BUDGET as u32
 }
 
 /// The MCP server.
@@ -72,7 +89,7 @@ impl MemoryServer {
     /// Expands a collapsed part of the rolling memory.
     #[tool(
         name = "memory_expand",
-        description = "Show in full a part of the session's rolling memory that the <rolling-memory> block collapsed. Pass a handle shown there (e.g. technical/sqlx, personal/other) or a node id. The expanded items gain weight."
+        description = "Show in full a part of the rolling memory that the <rolling-memory> block collapsed or a memory_query answer listed under 'more'. Pass a handle shown there (e.g. technical/queue, personal/other) or a node id. Answers within a token budget (most relevant first, then the rest by name to expand further); what it shows gains a little weight. Call it when the block mentions something you need in detail."
     )]
     async fn memory_expand(
         &self,
@@ -82,7 +99,7 @@ impl MemoryServer {
             (self.home.clone(), self.config.clone(), self.session.clone());
         let r = tokio::task::spawn_blocking(move || -> Result<String> {
             let id = common::pick_session(&home, session.as_deref())?;
-            Ok(expand::expand(&home, &config, &id, &p.handle)?.text)
+            Ok(expand::expand(&home, &config, &id, &p.handle, p.budget as usize)?.text)
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
@@ -92,7 +109,7 @@ impl MemoryServer {
     /// Searches the session's memory graph.
     #[tool(
         name = "memory_query",
-        description = "Search the session's rolling memory graph (people, projects, technical choices, preferences, decisions) and say why each result matched: which words, through which relation, how recent."
+        description = "Search the memory of this session and project: decisions (current and superseded), people, facts, rules, preferences, and what the user and you actually said, with turn and date. Call it before answering a question about something discussed earlier that the <rolling-memory> block does not show, or to check what was decided before. Answers within a token budget (default 800) and says why each result matched."
     )]
     async fn memory_query(
         &self,
@@ -102,7 +119,13 @@ impl MemoryServer {
             (self.home.clone(), self.config.clone(), self.session.clone());
         let r = tokio::task::spawn_blocking(move || -> Result<String> {
             let id = common::pick_session(&home, session.as_deref())?;
-            Ok(query::query(&home, &config, &id, &p.text, p.limit.unwrap_or(8))?.to_text())
+            let ask = query::Ask {
+                text: p.text,
+                limit: p.limit as usize,
+                budget: p.budget as usize,
+                scope: p.scope,
+            };
+            Ok(query::query(&home, &config, &id, &ask)?.to_text())
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;

@@ -1,38 +1,91 @@
-//! `rollgraph query TEXT`: search the session's graph, saying why each item
-//! surfaced (matched words, the edge it was reached through, how recent).
+//! `rollgraph query TEXT`: search the memory — the session's graph and what
+//! was said in it, the project's warm graph and episodes — and answer with
+//! what was said, within a token budget.
 //!
 //! Like `expand`, it goes through the daemon when one listens (the daemon
-//! may hold the session), else opens the session directly. Each query is
-//! counted in the session's stats.
+//! may hold the session and the embedding model), else reads the files
+//! directly. The answer comes from [`rollgraph_engine::search`], the one
+//! retrieval path the MCP tool shares. Each query is counted in the
+//! session's stats.
 
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use chrono::{DateTime, Utc};
-use rollgraph_engine::query::{self as q, QueryHit, QueryOptions};
+use rollgraph_engine::episodes::{self, Episode};
+use rollgraph_engine::graph::{Graph, NodeId};
+use rollgraph_engine::search::{self, Answer, GraphSource, SearchOptions, Sources};
 use rollgraph_engine::session::{Session, SessionView};
 use rollgraph_engine::store::{Home, StoreError};
+use rollgraph_engine::warm::{self, GLOBAL_KEY, WarmStore};
 use rollgraph_engine::{Config, clock};
+use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 
 use crate::common;
 use crate::ipc::{self, Request};
 
-/// Search the session's graph.
+/// What a query searches.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// The session's graph and what was said in it.
+    Session,
+    /// The project's warm graph and episodes, with the global graph.
+    Project,
+    /// The session, then the project and the global store.
+    #[default]
+    SessionProject,
+    /// The session and every warm store.
+    All,
+}
+
+impl Scope {
+    fn session(self) -> bool {
+        self != Scope::Project
+    }
+    fn project(self) -> bool {
+        matches!(self, Scope::Project | Scope::SessionProject)
+    }
+}
+
+/// Search the memory.
 #[derive(Debug, clap::Args)]
 pub struct QueryArgs {
-    /// What to look for.
+    /// What to look for (a question, names, topics).
     #[arg(required = true, num_args = 1..)]
     pub text: Vec<String>,
     /// The session (default: the latest one in this directory, else the latest).
     #[arg(long)]
     pub session: Option<String>,
     /// Most results.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 12)]
     pub limit: usize,
+    /// Token budget of the answer (cl100k tokens; clamped to 60..=20000).
+    #[arg(long, default_value_t = search::DEFAULT_BUDGET)]
+    pub budget: usize,
+    /// What to search.
+    #[arg(long, value_enum, default_value_t = Scope::SessionProject)]
+    pub scope: Scope,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A question and how to answer it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ask {
+    /// The question.
+    pub text: String,
+    /// Most hits.
+    pub limit: usize,
+    /// Token budget.
+    pub budget: usize,
+    /// What to search.
+    pub scope: Scope,
 }
 
 /// A query's result.
@@ -40,96 +93,188 @@ pub struct QueryArgs {
 pub struct QueryResult {
     /// The session searched.
     pub session: String,
-    /// The query text.
-    pub text: String,
-    /// The hits, best first.
-    pub hits: Vec<QueryHit>,
+    /// What was searched.
+    pub scope: Scope,
+    /// The answer, packed to its budget.
+    #[serde(flatten)]
+    pub answer: Answer,
 }
 
 impl QueryResult {
-    /// The result as text for a person or a model.
+    /// The answer as text for a person or a model.
     pub fn to_text(&self) -> String {
-        if self.hits.is_empty() {
-            return format!("nothing in the session's memory matches {:?}", self.text);
-        }
-        let mut s = format!(
-            "{} result{} for {:?}:\n",
-            self.hits.len(),
-            if self.hits.len() == 1 { "" } else { "s" },
-            self.text
-        );
-        for (i, h) in self.hits.iter().enumerate() {
-            s.push_str(&format!(
-                "{}. {} [{}, id {}] score {:.2} — {}\n",
-                i + 1,
-                h.label,
-                h.domain.as_str(),
-                h.id.as_str(),
-                h.score,
-                h.why.join("; ")
-            ));
-        }
-        s.push_str("(expand any id for its full detail)\n");
-        s
+        self.answer.text.clone()
     }
 }
 
-/// Opens the session (waiting up to `wait`) and runs the query. With
-/// `repair` (the daemon, a writer) a damaged session is repaired on opening;
-/// without it (the CLI) a damaged session is queried as recovered in memory
-/// and left exactly as it is (the query is then not counted).
-#[allow(clippy::too_many_arguments)]
+/// The graphs and episodes of the project (and global) stores a scope
+/// names, read without a lock and without repairing anything.
+fn warm_sources(
+    home: &Home,
+    scope: Scope,
+    cwd: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<(String, Graph)>, Vec<Episode>)> {
+    let keys: Vec<String> = match scope {
+        Scope::Session => Vec::new(),
+        Scope::Project | Scope::SessionProject => {
+            vec![warm::key_for_cwd(cwd), GLOBAL_KEY.to_owned()]
+        }
+        Scope::All => {
+            let mut k = WarmStore::keys(home);
+            k.sort_by_key(|k| k == GLOBAL_KEY);
+            k
+        }
+    };
+    let mut graphs = Vec::new();
+    let mut eps = Vec::new();
+    for key in keys {
+        let (g, damage) = warm::read_graph(home, &key)?;
+        for d in damage {
+            notes.push(format!("warm store {key}: {d}"));
+        }
+        let name = if key == GLOBAL_KEY {
+            "global".to_owned()
+        } else if scope == Scope::All {
+            format!("project {key}")
+        } else {
+            "project".to_owned()
+        };
+        if !g.is_empty() {
+            graphs.push((name, g));
+        }
+        let read = episodes::read(&WarmStore::dir_of(home, &key)?.join(episodes::FILE))?;
+        if !read.damage.is_empty() {
+            notes.push(format!("episodes of {key}: {}", read.damage.join("; ")));
+        }
+        eps.extend(read.episodes.into_iter().map(|(_, e)| e));
+    }
+    Ok((graphs, eps))
+}
+
+/// Nodes of `graph` close in meaning to `text`, best first (empty without
+/// the model).
+fn close_nodes(
+    config: &Config,
+    graph: &Graph,
+    text: &str,
+    sem: Option<&mut rollgraph_engine::semantic::Semantic>,
+) -> Vec<(usize, NodeId)> {
+    let Some(sem) = sem else {
+        return Vec::new();
+    };
+    if let Err(e) = sem.index.sync(graph, &mut sem.embedder, |_| true) {
+        tracing::warn!("embedding failed; lexical query only: {e}");
+        return Vec::new();
+    }
+    let Ok(v) = sem.embedder.embed_one(text) else {
+        return Vec::new();
+    };
+    sem.index
+        .nearest(graph, &v, 50, |_| true)
+        .into_iter()
+        .filter(|(_, s)| *s >= config.embed.explicit_threshold)
+        .map(|(id, _)| (0, id))
+        .collect()
+}
+
+/// Answers `ask` over a session graph, its episodes and the warm stores.
+fn answer(
+    home: &Home,
+    config: &Config,
+    graph: &Graph,
+    session_dir: &std::path::Path,
+    cwd: Option<&str>,
+    ask: &Ask,
+    now: DateTime<Utc>,
+) -> Result<Answer> {
+    let mut notes = Vec::new();
+    let mut session_eps = Vec::new();
+    if ask.scope.session() {
+        let read = episodes::read(&session_dir.join(episodes::FILE))?;
+        if !read.damage.is_empty() {
+            notes.push(format!("session episodes: {}", read.damage.join("; ")));
+        }
+        session_eps = read.episodes.into_iter().map(|(_, e)| e).collect();
+    }
+    let (warm_graphs, warm_eps) = if ask.scope.project() || ask.scope == Scope::All {
+        warm_sources(home, ask.scope, cwd, &mut notes)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut sources = Sources::default();
+    if ask.scope.session() {
+        sources.graphs.push(GraphSource {
+            name: "session".into(),
+            graph,
+        });
+    }
+    for (name, g) in &warm_graphs {
+        sources.graphs.push(GraphSource {
+            name: name.clone(),
+            graph: g,
+        });
+    }
+    sources.episodes = session_eps;
+    sources.episodes.extend(warm_eps);
+    let close = if ask.scope.session() {
+        common::with_semantic(config, |sem| close_nodes(config, graph, &ask.text, sem))
+    } else {
+        Vec::new()
+    };
+    let mut opts = SearchOptions::at(now);
+    opts.budget = ask.budget;
+    opts.limit = ask.limit.clamp(1, 50);
+    opts.notes = notes;
+    let a = search::search(&sources, &ask.text, &opts, Some(&close));
+    Ok(a)
+}
+
+/// Opens the session (waiting up to `wait`) and answers. With `repair`
+/// (the daemon, a writer) a damaged session is repaired on opening; without
+/// it (the CLI) a damaged session is queried as recovered in memory and left
+/// exactly as it is (the query is then not counted).
 pub fn query_direct(
     home: &Home,
     config: &Config,
     session: &str,
-    text: &str,
-    limit: usize,
+    ask: &Ask,
     now: DateTime<Utc>,
     wait: Duration,
     repair: bool,
 ) -> Result<QueryResult> {
-    let mut opts = QueryOptions::at(now);
-    opts.limit = limit.clamp(1, 50);
-    let threshold = config.embed.explicit_threshold;
-    let hits = match Session::open_with(home, session, config.clone(), wait, repair) {
+    let answer = match Session::open_with(home, session, config.clone(), wait, repair) {
         Ok(mut s) => {
-            let hits = common::with_semantic(config, |sem| {
-                q::hybrid_query(&s.graph, text, &opts, sem, threshold)
-            });
+            let cwd = s.state.cwd.clone();
+            let a = answer(home, config, &s.graph, &s.dir.clone(), cwd.as_deref(), ask, now)?;
             s.state.stats.queries += 1;
             s.save_state()?;
-            hits
+            a
         }
         Err(StoreError::NeedsRepair { .. }) => {
             let v = SessionView::load(home, session, config.clone())?;
             crate::inspect::warn_damage(session, &v.load);
-            common::with_semantic(config, |sem| {
-                q::hybrid_query(&v.graph, text, &opts, sem, threshold)
-            })
+            let dir = home.session_dir(session)?;
+            answer(home, config, &v.graph, &dir, v.state.cwd.as_deref(), ask, now)?
         }
         Err(e) => return Err(e.into()),
     };
     Ok(QueryResult {
         session: session.to_owned(),
-        text: text.to_owned(),
-        hits,
+        scope: ask.scope,
+        answer,
     })
 }
 
 /// Queries through the daemon when it listens, else directly.
-pub fn query(
-    home: &Home,
-    config: &Config,
-    session: &str,
-    text: &str,
-    limit: usize,
-) -> Result<QueryResult> {
+pub fn query(home: &Home, config: &Config, session: &str, ask: &Ask) -> Result<QueryResult> {
     if ipc::reachable(home) {
         let req = Request::Query {
             session: session.to_owned(),
-            text: text.to_owned(),
-            limit,
+            text: ask.text.clone(),
+            limit: ask.limit,
+            budget: ask.budget,
+            scope: ask.scope,
         };
         match ipc::request(home, &req, Duration::from_secs(5)) {
             Ok(v) => return serde_json::from_value(v).context("the daemon's query result"),
@@ -141,8 +286,7 @@ pub fn query(
         home,
         config,
         session,
-        text,
-        limit,
+        ask,
         clock::now(),
         Duration::from_millis(1_500),
         false,
@@ -154,8 +298,13 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let home = Home::from_env();
     let config = Config::load_default(home.root())?;
     let session = common::pick_session(&home, args.session.as_deref())?;
-    let text = args.text.join(" ");
-    let r = query(&home, &config, &session, &text, args.limit)?;
+    let ask = Ask {
+        text: args.text.join(" "),
+        limit: args.limit,
+        budget: args.budget,
+        scope: args.scope,
+    };
+    let r = query(&home, &config, &session, &ask)?;
     let out = if args.json {
         serde_json::to_string_pretty(&r)?
     } else {

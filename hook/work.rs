@@ -372,7 +372,7 @@ fn apply(s: &mut Session, config: &Config, home: &Home, line: &JobLine) -> Resul
             s.save_state()?;
         }
         Job::Expand { handle } => {
-            expand::expand_session(s, handle, now)?;
+            expand::expand_session(s, handle, now, rollgraph_engine::search::DEFAULT_BUDGET)?;
         }
         Job::Reconcile { .. } => {}
     }
@@ -419,7 +419,11 @@ pub fn previous_reply(path: &Path, prompt: &str) -> Result<Option<Turn>> {
 pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde_json::Value> {
     let now = rollgraph_engine::clock::now();
     match req {
-        Request::Expand { session, handle } => {
+        Request::Expand {
+            session,
+            handle,
+            budget,
+        } => {
             let e = expand::expand_direct(
                 home,
                 config,
@@ -428,6 +432,7 @@ pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde
                 now,
                 Duration::from_secs(3),
                 true,
+                budget,
             )?;
             Ok(serde_json::to_value(e)?)
         }
@@ -435,17 +440,16 @@ pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde
             session,
             text,
             limit,
+            budget,
+            scope,
         } => {
-            let q = query::query_direct(
-                home,
-                config,
-                &session,
-                &text,
+            let ask = query::Ask {
+                text,
                 limit,
-                now,
-                Duration::from_secs(3),
-                true,
-            )?;
+                budget,
+                scope,
+            };
+            let q = query::query_direct(home, config, &session, &ask, now, Duration::from_secs(3), true)?;
             Ok(serde_json::to_value(q)?)
         }
     }

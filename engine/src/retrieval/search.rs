@@ -44,6 +44,34 @@ pub const MAX_BUDGET: usize = 20_000;
 /// The default budget of the MCP tools and the CLI.
 pub const DEFAULT_BUDGET: usize = 800;
 
+static KIND_CUES: LazyLock<Vec<(NodeKind, String)>> = LazyLock::new(|| {
+    WordList::parse(include_str!("data/kind_cues.txt"))
+        .iter()
+        .filter_map(|l| {
+            let (kind, phrase) = l.split_once(':')?;
+            let kind = serde_json::from_value(serde_json::Value::String(kind.trim().into())).ok()?;
+            Some((kind, format!(" {} ", phrase.trim())))
+        })
+        .collect()
+});
+
+/// The node kinds a question asks for (from its wording).
+fn kinds_asked(text: &str) -> Vec<NodeKind> {
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let padded = format!(" {} ", words.join(" "));
+    let mut out: Vec<NodeKind> = Vec::new();
+    for (k, phrase) in KIND_CUES.iter() {
+        if padded.contains(phrase.as_str()) && !out.contains(k) {
+            out.push(*k);
+        }
+    }
+    out
+}
+
 static PAST_CUES: LazyLock<WordList> =
     LazyLock::new(|| WordList::parse(include_str!("data/past_cues.txt")));
 
@@ -80,6 +108,9 @@ pub struct SearchOptions {
     pub evidence_per_hit: usize,
     /// The clock (recency tie-breaks).
     pub now: DateTime<Utc>,
+    /// Notes the caller found while reading the sources (damage), shown
+    /// with the answer and counted in its budget.
+    pub notes: Vec<String>,
 }
 
 impl SearchOptions {
@@ -91,6 +122,7 @@ impl SearchOptions {
             hops: 2,
             evidence_per_hit: 2,
             now,
+            notes: Vec::new(),
         }
     }
 }
@@ -196,6 +228,10 @@ fn excerpt(
     let speaker = |pi: usize| episodes[passages[pi].episode].speaker;
     let mut matched: Vec<usize> = g.parts.iter().copied().filter(|p| prel.contains_key(p)).collect();
     matched.sort_by(|a, b| prel[b].total_cmp(&prel[a]).then_with(|| a.cmp(b)));
+    if !matched.is_empty() && matched.iter().all(|&m| quoted.contains(&passages[m].text)) {
+        // A node hit already shows what matched here.
+        return Vec::new();
+    }
     let mut want: Vec<usize> = Vec::new();
     for &m in &matched {
         want.push(m);
@@ -355,11 +391,15 @@ fn asks_about_past(text: &str) -> bool {
 
 struct Index {
     docs: Vec<Doc>,
+    // (The fields are read by the search for passage weights.)
     /// Per doc: term → weighted frequency, and its length.
     tf: Vec<(HashMap<String, f64>, f64)>,
     /// Term → number of docs holding it.
     df: HashMap<String, f64>,
-    avg_len: f64,
+    /// Average length of node documents and of turn documents (kept apart:
+    /// a turn is many times longer than a node, and one average would
+    /// punish every turn for it).
+    avg_len: (f64, f64),
 }
 
 impl Index {
@@ -368,7 +408,7 @@ impl Index {
             docs: Vec::new(),
             tf: Vec::new(),
             df: HashMap::new(),
-            avg_len: 1.0,
+            avg_len: (1.0, 1.0),
         }
     }
 
@@ -392,8 +432,17 @@ impl Index {
     }
 
     fn finish(&mut self) {
-        let n = self.tf.len().max(1) as f64;
-        self.avg_len = (self.tf.iter().map(|(_, l)| *l).sum::<f64>() / n).max(1.0);
+        let avg = |node: bool| {
+            let lens: Vec<f64> = self
+                .docs
+                .iter()
+                .zip(&self.tf)
+                .filter(|(d, _)| matches!(d, Doc::Node(..)) == node)
+                .map(|(_, (_, l))| *l)
+                .collect();
+            (lens.iter().sum::<f64>() / lens.len().max(1) as f64).max(1.0)
+        };
+        self.avg_len = (avg(true), avg(false));
     }
 
     /// BM25 of every doc matching a query term, with the terms it matched.
@@ -409,7 +458,12 @@ impl Index {
                 };
                 let df = self.df.get(t).copied().unwrap_or(0.0);
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                s += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / self.avg_len));
+                let avg = if matches!(self.docs[i], Doc::Node(..)) {
+                    self.avg_len.0
+                } else {
+                    self.avg_len.1
+                };
+                s += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
                 matched.push(t.clone());
             }
             if s > 0.0 {
@@ -436,7 +490,7 @@ pub fn search(
     opts: &SearchOptions,
     close: Option<&[(usize, NodeId)]>,
 ) -> Answer {
-    let mut notes = Vec::new();
+    let mut notes = opts.notes.clone();
     let budget = opts.budget.clamp(MIN_BUDGET, MAX_BUDGET);
     if budget != opts.budget {
         notes.push(format!(
@@ -489,24 +543,12 @@ pub fn search(
             );
         }
     }
+    // What was said is indexed by turn (both speakers together, as a
+    // reader would take it) and split into passages for the excerpt.
     let mut passages: Vec<Passage> = Vec::new();
-    for (ei, e) in episodes.iter().enumerate() {
-        for p in passages_of(&e.text) {
-            let pi = passages.len();
-            index.add(Doc::Passage(pi), &[(p.as_str(), 1.0)]);
-            passages.push(Passage {
-                episode: ei,
-                text: p,
-            });
-        }
-    }
-    index.finish();
-    // Passages by turn: what a "said" hit shows is an excerpt of one turn.
     let mut groups: Vec<TurnGroup> = Vec::new();
     let mut group_of: HashMap<(&str, u32), usize> = HashMap::new();
-    let mut turn_of_passage: Vec<usize> = Vec::with_capacity(passages.len());
-    for (pi, p) in passages.iter().enumerate() {
-        let e = episodes[p.episode];
+    for (ei, e) in episodes.iter().enumerate() {
         let gi = *group_of.entry((e.session.as_str(), e.turn)).or_insert_with(|| {
             groups.push(TurnGroup {
                 session: e.session.clone(),
@@ -516,9 +558,19 @@ pub fn search(
             });
             groups.len() - 1
         });
-        groups[gi].parts.push(pi);
-        turn_of_passage.push(gi);
+        for p in passages_of(&e.text) {
+            groups[gi].parts.push(passages.len());
+            passages.push(Passage {
+                episode: ei,
+                text: p,
+            });
+        }
     }
+    for (gi, g) in groups.iter().enumerate() {
+        let whole: Vec<&str> = g.parts.iter().map(|&p| passages[p].text.as_str()).collect();
+        index.add(Doc::Turn(gi), &[(whole.join(" ").as_str(), 1.0)]);
+    }
+    index.finish();
 
     let scored = if q.is_empty() { Vec::new() } else { index.score(&q) };
     let mut lexical: Vec<(Doc, f64, Vec<String>)> = scored;
@@ -560,6 +612,19 @@ pub fn search(
             for (d, s) in fused {
                 let e = rel.entry(d).or_insert((0.0, Vec::new()));
                 e.0 = e.0.max(s / best);
+            }
+        }
+    }
+
+    // Nodes of the kind the question asks for rank higher.
+    let asked = kinds_asked(text);
+    if !asked.is_empty() {
+        for (doc, (s, why)) in rel.iter_mut() {
+            if let Doc::Node(gi, ni) = *doc
+                && asked.contains(&nodes[gi][ni].kind)
+            {
+                *s *= 1.6;
+                why.push(format!("a {} was asked for", nodes[gi][ni].kind.as_str()));
             }
         }
     }
@@ -650,53 +715,40 @@ pub fn search(
         }
     }
 
-    // Passages add up to their turn: the best one counts whole, the others
-    // a little; a day the question names lifts every turn of that day.
+    // Each passage's share of the question (idf of the words it holds)
+    // picks the turn's excerpt; a day the question names lifts every turn
+    // of that day.
+    let n_docs = index.tf.len() as f64;
+    let idf = |t: &String| {
+        let df = index.df.get(t).copied().unwrap_or(0.0);
+        (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln()
+    };
     let mut prel: HashMap<usize, f64> = HashMap::new();
-    let mut turn_rel: BTreeMap<usize, (f64, f64, Vec<String>)> = BTreeMap::new();
-    let passage_docs: Vec<Doc> = rel
+    let turn_docs: Vec<usize> = rel
         .keys()
-        .filter(|d| matches!(d, Doc::Passage(_)))
-        .copied()
+        .filter_map(|d| match d {
+            Doc::Turn(gi) => Some(*gi),
+            _ => None,
+        })
         .collect();
-    for d in passage_docs {
-        let Doc::Passage(pi) = d else { continue };
-        let Some((r, why)) = rel.remove(&d) else {
-            continue;
-        };
-        prel.insert(pi, r);
-        let e = turn_rel
-            .entry(turn_of_passage[pi])
-            .or_insert((0.0, 0.0, Vec::new()));
-        e.0 = e.0.max(r);
-        e.1 += r;
-        for w in why {
-            for word in w.trim_start_matches("matched ").split(", ") {
-                if !e.2.iter().any(|x| x == word) {
-                    e.2.push(word.to_owned());
-                }
+    for gi in &turn_docs {
+        for &pi in &groups[*gi].parts {
+            let toks = tokenize(&passages[pi].text);
+            let s: f64 = q.iter().filter(|t| toks.contains(t)).map(idf).sum();
+            if s > 0.0 {
+                prel.insert(pi, s);
             }
         }
     }
     if !dates.is_empty() {
         for (gi, g) in groups.iter().enumerate() {
-            if on_day(g.at.date_naive()) {
-                turn_rel.entry(gi).or_insert((0.0, 0.0, Vec::new()));
+            let d = g.at.date_naive();
+            if on_day(d) {
+                let e = rel.entry(Doc::Turn(gi)).or_insert((0.0, Vec::new()));
+                e.0 += 0.5;
+                e.1.push(format!("said on {d}"));
             }
         }
-    }
-    for (gi, (max, sum, words)) in turn_rel {
-        let mut r = (max + 0.3 * (sum - max)).min(max * 1.5);
-        let mut why = Vec::new();
-        if !words.is_empty() {
-            why.push(format!("matched {}", words.join(", ")));
-        }
-        let d = groups[gi].at.date_naive();
-        if on_day(d) {
-            r += 0.5;
-            why.push(format!("said on {d}"));
-        }
-        rel.insert(Doc::Turn(gi), (r, why));
     }
 
     // Rank: relevance first; weight and recency only break ties.
@@ -758,10 +810,16 @@ pub fn search(
                     })
                     .collect();
                 ev.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.turn.cmp(&a.1.turn)));
-                let evidence: Vec<Said> = ev
+                // Evidence another hit already quotes is not repeated.
+                let fresh: Vec<&crate::graph::Evidence> = ev
                     .into_iter()
+                    .map(|(_, e)| e)
+                    .filter(|e| !quoted.contains(&e.text))
                     .take(opts.evidence_per_hit)
-                    .map(|(_, e)| {
+                    .collect();
+                let evidence: Vec<Said> = fresh
+                    .into_iter()
+                    .map(|e| {
                         quoted.insert(e.text.clone());
                         Said {
                             session: e.session.clone(),
@@ -839,11 +897,18 @@ fn hit_text(i: usize, h: &Hit) -> String {
         let domain = h.domain.map_or("", Domain::as_str);
         let id = h.id.as_ref().map_or("", NodeId::as_str);
         s.push_str(&format!("{i}. {kind}: {} [{domain}, id {id}]", h.label));
-        if let Some(d) = h.detail.as_deref().filter(|d| !d.trim().is_empty()) {
-            s.push_str(&format!(" — {}", d.trim()));
+        let detail = h.detail.as_deref().map(str::trim).filter(|d| !d.is_empty());
+        // A detail that is the evidence sentence itself is said once, with
+        // who said it when.
+        let same = |e: &Said| detail.is_some_and(|d| d.trim_end_matches('…').trim() == e.text.trim() || e.text.trim().starts_with(d.trim_end_matches('…').trim()));
+        if let Some(d) = detail {
+            s.push_str(&format!(" — {d}"));
+            if let Some(e) = h.evidence.iter().find(|e| same(e)) {
+                s.push_str(&format!(" ({}, turn {}{})", e.speaker, e.turn, date(e)));
+            }
         }
         s.push('\n');
-        for e in &h.evidence {
+        for e in h.evidence.iter().filter(|e| !same(e)) {
             s.push_str(&format!(
                 "   \"{}\" ({}, turn {}{})\n",
                 e.text.trim(),
