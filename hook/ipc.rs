@@ -59,7 +59,7 @@ pub enum Request {
         budget: usize,
         /// What to search.
         #[serde(default)]
-        scope: crate::query::Scope,
+        scope: rollgraph_engine::search::Scope,
     },
 }
 

@@ -46,9 +46,13 @@ pub struct QueryParams {
     /// Token budget of the answer (cl100k tokens, 60 to 20000).
     #[serde(default = "default_budget")]
     pub budget: u32,
-    /// What to search: `session`, `project` (the project's memory across sessions), `session-project`, or `all`.
-    #[serde(default)]
-    pub scope: query::Scope,
+    /// What to search: `session`, `project` (the project's memory across sessions), `session-project` (the default), or `all`.
+    #[serde(default = "default_scope")]
+    pub scope: String,
+}
+
+fn default_scope() -> String {
+    "session-project".into()
 }
 
 fn default_limit() -> u32 {
@@ -119,11 +123,12 @@ impl MemoryServer {
             (self.home.clone(), self.config.clone(), self.session.clone());
         let r = tokio::task::spawn_blocking(move || -> Result<String> {
             let id = common::pick_session(&home, session.as_deref())?;
+            let scope = p.scope.parse().map_err(|e: String| anyhow::anyhow!(e))?;
             let ask = query::Ask {
                 text: p.text,
                 limit: p.limit as usize,
                 budget: p.budget as usize,
-                scope: p.scope,
+                scope,
             };
             Ok(query::query(&home, &config, &id, &ask)?.to_text())
         })
@@ -156,11 +161,97 @@ pub fn run(args: McpArgs) -> Result<()> {
         .build()
         .context("starting the tokio runtime")?;
     rt.block_on(async move {
-        let server = MemoryServer::new(home, config, args.session)
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("starting the MCP server")?;
-        server.waiting().await.context("serving MCP")?;
-        Ok(())
+        let server = MemoryServer::new(home, config, args.session);
+        serve_checked(server).await
     })
+}
+
+/// The JSON-RPC error for a line the protocol library would drop without a
+/// word: a request whose `params` (or a tool call's `arguments`) is not an
+/// object, or a line that is not JSON at all.
+fn reject(line: &str) -> Option<String> {
+    use serde_json::{Value, json};
+    let line = line.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let Ok(v) = serde_json::from_str::<Value>(line) else {
+        return Some(
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error: not JSON"}})
+                .to_string(),
+        );
+    };
+    let id = v.get("id")?;
+    v.get("method")?;
+    let not_object = |p: Option<&Value>| p.is_some_and(|p| !p.is_object() && !p.is_null());
+    let what = if not_object(v.get("params")) {
+        "params must be an object"
+    } else if v["method"] == "tools/call" && not_object(v["params"].get("arguments")) {
+        "arguments must be an object"
+    } else {
+        return None;
+    };
+    Some(
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": format!("invalid params: {what}")}})
+            .to_string(),
+    )
+}
+
+/// Serves MCP over stdio, answering malformed requests with a JSON-RPC
+/// error instead of silence: stdin lines are checked before the protocol
+/// library sees them, and one writer puts its replies and ours on stdout,
+/// a whole line at a time.
+async fn serve_checked(server: MemoryServer) -> Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, from_server) = tokio::io::duplex(1 << 16);
+    let (lines, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(mut l) = out_rx.recv().await {
+            if !l.ends_with('\n') {
+                l.push('\n');
+            }
+            if stdout.write_all(l.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let relay = {
+        let lines = lines.clone();
+        tokio::spawn(async move {
+            let mut r = BufReader::new(from_server).lines();
+            while let Ok(Some(l)) = r.next_line().await {
+                if lines.send(l).is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    let feeder = tokio::spawn(async move {
+        let mut to_server = to_server;
+        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(l)) = stdin.next_line().await {
+            if let Some(err) = reject(&l) {
+                if lines.send(err).is_err() {
+                    break;
+                }
+                continue;
+            }
+            if to_server.write_all(format!("{l}\n").as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        // EOF: the server sees its input end and stops.
+        let _ = to_server.shutdown().await;
+    });
+    let running = server
+        .serve((server_in, server_out))
+        .await
+        .context("starting the MCP server")?;
+    running.waiting().await.context("serving MCP")?;
+    feeder.abort();
+    let _ = relay.await;
+    let _ = writer.await;
+    Ok(())
 }

@@ -14,43 +14,15 @@ use anyhow::{Context, Result, anyhow};
 use chrono::{DateTime, Utc};
 use rollgraph_engine::episodes::{self, Episode};
 use rollgraph_engine::graph::{Graph, NodeId};
-use rollgraph_engine::search::{self, Answer, GraphSource, SearchOptions, Sources};
+use rollgraph_engine::search::{self, Answer, GraphSource, Scope, SearchOptions, Sources};
 use rollgraph_engine::session::{Session, SessionView};
 use rollgraph_engine::store::{Home, StoreError};
 use rollgraph_engine::warm::{self, GLOBAL_KEY, WarmStore};
 use rollgraph_engine::{Config, clock};
-use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 
 use crate::common;
 use crate::ipc::{self, Request};
-
-/// What a query searches.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Scope {
-    /// The session's graph and what was said in it.
-    Session,
-    /// The project's warm graph and episodes, with the global graph.
-    Project,
-    /// The session, then the project and the global store.
-    #[default]
-    SessionProject,
-    /// The session and every warm store.
-    All,
-}
-
-impl Scope {
-    fn session(self) -> bool {
-        self != Scope::Project
-    }
-    fn project(self) -> bool {
-        matches!(self, Scope::Project | Scope::SessionProject)
-    }
-}
 
 /// Search the memory.
 #[derive(Debug, clap::Args)]
@@ -67,8 +39,8 @@ pub struct QueryArgs {
     /// Token budget of the answer (cl100k tokens; clamped to 60..=20000).
     #[arg(long, default_value_t = search::DEFAULT_BUDGET)]
     pub budget: usize,
-    /// What to search.
-    #[arg(long, value_enum, default_value_t = Scope::SessionProject)]
+    /// What to search: session, project, session-project, all.
+    #[arg(long, default_value = "session-project")]
     pub scope: Scope,
     /// Print JSON.
     #[arg(long)]

@@ -101,7 +101,7 @@ fn initialize_list_and_call_both_tools() {
         .unwrap_or_default();
     assert_eq!(q["result"]["isError"], false, "{q}");
     assert!(
-        text.contains("Priya Raman") && text.contains("matched \"retry\""),
+        text.contains("Priya Raman") && text.contains("matched") && text.contains("retries"),
         "{text}"
     );
 
@@ -130,6 +130,43 @@ fn initialize_list_and_call_both_tools() {
         "{bad}"
     );
 
+    // Parameters are plain integers with defaults (an Inspector sends them as numbers).
+    let qs = schema("memory_query");
+    for key in ["limit", "budget"] {
+        assert_eq!(qs["properties"][key]["type"], "integer", "{qs}");
+        assert!(qs["properties"][key]["default"].is_number(), "{qs}");
+    }
+    assert_eq!(qs["properties"]["scope"]["default"], "session-project", "{qs}");
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "memory_query", "arguments": {"text": "retries", "limit": 2, "budget": 120, "scope": "session"}}}),
+    );
+    let small = recv(&mut out, 6);
+    let text = small["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(small["result"]["isError"], false, "{small}");
+    assert!(text.contains("/120 tokens"), "{text}");
+    // Params that are not an object get a JSON-RPC error, not silence.
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "memory_query"}),
+    );
+    let err = recv(&mut out, 7);
+    assert!(err["error"]["code"].is_number(), "{err}");
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "memory_query", "arguments": "retries"}}),
+    );
+    let err = recv(&mut out, 8);
+    assert!(err["error"]["code"].is_number(), "{err}");
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "memory_query", "arguments": {"text": "retries", "scope": "everywhere"}}}),
+    );
+    let bad_scope = recv(&mut out, 9);
+    assert_eq!(bad_scope["result"]["isError"], true, "{bad_scope}");
+
     drop(stdin);
     let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
     assert!(status.success(), "{status:?}");
@@ -138,5 +175,5 @@ fn initialize_list_and_call_both_tools() {
     )
     .unwrap_or_default();
     assert_eq!(st["stats"]["expansions"], 1, "{st}");
-    assert_eq!(st["stats"]["queries"], 1, "{st}");
+    assert_eq!(st["stats"]["queries"], 2, "{st}");
 }

@@ -75,6 +75,64 @@ fn kinds_asked(text: &str) -> Vec<NodeKind> {
 static PAST_CUES: LazyLock<WordList> =
     LazyLock::new(|| WordList::parse(include_str!("data/past_cues.txt")));
 
+/// What a query searches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// The session's graph and what was said in it.
+    Session,
+    /// The project's warm graph and episodes, with the global graph.
+    Project,
+    /// The session, then the project and the global store.
+    #[default]
+    SessionProject,
+    /// The session and every warm store.
+    All,
+}
+
+impl Scope {
+    /// Whether the session itself is searched.
+    pub fn session(self) -> bool {
+        self != Scope::Project
+    }
+
+    /// Whether the project's (and the global) store is searched.
+    pub fn project(self) -> bool {
+        matches!(self, Scope::Project | Scope::SessionProject)
+    }
+
+    /// The name used on command lines and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Session => "session",
+            Scope::Project => "project",
+            Scope::SessionProject => "session-project",
+            Scope::All => "all",
+        }
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scope, String> {
+        match s.trim().to_lowercase().replace(['_', '+', ' '], "-").as_str() {
+            "session" => Ok(Scope::Session),
+            "project" => Ok(Scope::Project),
+            "session-project" | "" => Ok(Scope::SessionProject),
+            "all" => Ok(Scope::All),
+            other => Err(format!(
+                "unknown scope {other:?} (want session, project, session-project or all)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A graph to search and where it comes from (`session`, `project`,
 /// `global`, or a store key).
 pub struct GraphSource<'a> {
@@ -501,6 +559,11 @@ pub fn search(
     let mut q = tokenize(text);
     q.sort();
     q.dedup();
+    // Stems are shown as the words the question used.
+    let surface: HashMap<String, String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .flat_map(|w| tokenize(w).into_iter().map(move |t| (t, w.to_lowercase())))
+        .collect();
 
     // The nodes, each id once (the first graph holding it wins).
     let mut seen_ids: HashSet<&NodeId> = HashSet::new();
@@ -588,8 +651,11 @@ pub fn search(
     let top = lexical.first().map_or(0.0, |l| l.1);
     let mut rel: BTreeMap<Doc, (f64, Vec<String>)> = BTreeMap::new();
     for (doc, s, matched) in &lexical {
-        let words = matched.join(", ");
-        rel.insert(*doc, (s / top, vec![format!("matched {words}")]));
+        let words: Vec<&str> = matched
+            .iter()
+            .map(|m| surface.get(m).map_or(m.as_str(), String::as_str))
+            .collect();
+        rel.insert(*doc, (s / top, vec![format!("matched {}", words.join(", "))]));
     }
     // Meaning: fused by reciprocal rank with the lexical order.
     if let Some(close) = close.filter(|c| !c.is_empty()) {
