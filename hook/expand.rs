@@ -127,7 +127,41 @@ fn describe_handle(
         }
     }
     if shown.is_empty() && !rest.is_empty() {
-        text.push_str("(the first node alone is over the budget: raise --budget)\n");
+        // The strongest node alone is over the budget: as much of it as fits.
+        if let Some(n) = ids.first().and_then(|id| graph.node(id)) {
+            let d = render::describe(graph, n, now, edges);
+            let cut = "(cut to the budget: raise it for the rest)\n";
+            let room = clamped.saturating_sub(used + reserve + count_tokens(cut));
+            let mut part = String::new();
+            for line in d.lines() {
+                if count_tokens(&format!("{part}{line}\n")) <= room {
+                    part.push_str(line);
+                    part.push('\n');
+                    continue;
+                }
+                // The line that does not fit, cut by words.
+                let mut cut_line = String::new();
+                for w in line.split_whitespace() {
+                    let next = format!("{cut_line}{w} ");
+                    if count_tokens(&format!("{part}{next}…\n")) > room {
+                        break;
+                    }
+                    cut_line = next;
+                }
+                if !cut_line.is_empty() {
+                    part.push_str(cut_line.trim_end());
+                    part.push_str(" …\n");
+                }
+                break;
+            }
+            if !part.is_empty() {
+                used += count_tokens(&part) + count_tokens(cut);
+                text.push_str(&part);
+                text.push_str(cut);
+                shown.push(n.id.clone());
+                rest.remove(0);
+            }
+        }
     }
     if !rest.is_empty() {
         let mut listed = rest.len();

@@ -46,6 +46,8 @@ mod secrets;
 mod semantic;
 /// A job stuck in the daemon: other sessions go on, SIGTERM still ends it.
 mod stuck;
+/// `rollgraph query` / `expand`: episodes, scopes, budgets, damaged logs.
+mod retrieval;
 /// `rollgraph view` and `export`: the page's data, escaping, odd and huge graphs, read-only.
 mod view;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.

@@ -6,6 +6,9 @@
 //! {"ts": "2026-10-05T09:40:00Z", "compact": true}
 //! ```
 //!
+//! Optional per line: `files` (paths the turn touched) and `cwd` (the
+//! project directory; the first one given is the session's).
+//!
 //! It is what the development corpus (`tests/fixtures/corpus/`) and converted
 //! outside chats are written in. A file is one format or the other, decided
 //! by its first JSON line: a line with a `user` string and no `type` is plain.
@@ -43,6 +46,11 @@ pub fn parse_plain(text: &str) -> Transcript {
             .and_then(Value::as_str)
             .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
             .map(|d| d.with_timezone(&Utc));
+        if t.cwd.is_none()
+            && let Some(cwd) = v.get("cwd").and_then(Value::as_str)
+        {
+            t.cwd = Some(cwd.to_owned());
+        }
         if v.get("compact").and_then(Value::as_bool) == Some(true) {
             t.events.push(Event::Compaction { timestamp: ts });
             continue;

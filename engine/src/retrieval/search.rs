@@ -1297,6 +1297,28 @@ mod tests {
         assert_eq!(a.budget, MAX_BUDGET);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever the question and the budget, the answer fits it.
+        #[test]
+        fn the_answer_never_exceeds_its_budget(
+            budget in 0usize..3_000,
+            words in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "partition", "events", "weekly", "billing", "retry", "silk",
+                    "museum", "May", "2nd", "invoices", "before", "who", "日本", "x",
+                ]),
+                0..6,
+            ),
+        ) {
+            let a = run(&words.join(" "), budget);
+            let applied = budget.clamp(MIN_BUDGET, MAX_BUDGET);
+            proptest::prop_assert_eq!(a.budget, applied);
+            proptest::prop_assert!(count_tokens(&a.text) <= applied, "{} > {applied}", count_tokens(&a.text));
+            proptest::prop_assert_eq!(a.tokens, count_tokens(&a.text));
+        }
+    }
+
     #[test]
     fn dates_in_questions() {
         assert_eq!(named_dates("on May 2nd"), vec![(None, 5, 2)]);
