@@ -14,6 +14,13 @@
 //! job to the session's spool and pokes the daemon (starting it when it is
 //! not there). The probe, patch, decay and re-render happen in the daemon.
 //!
+//! The per-session record of what was injected is read, changed and
+//! rewritten under a lock (`spool::lock_inject`), so hooks the host runs at
+//! once for one session (a SessionStart beside the first prompt, two quick
+//! prompts) send one block, not two, and lose no update; a hook that cannot
+//! get the lock within [`spool::INJECT_LOCK_WAIT`] injects nothing and
+//! still queues its job.
+//!
 //! A session the daemon has never heard of stays unknown until its first
 //! prompt: its SessionStart injects from the warm render and notes the start
 //! for that prompt, and a SessionEnd, compaction or Stop for it (`claude mcp
@@ -380,7 +387,25 @@ fn handle(host: Host) -> Result<bool> {
     };
     let now = clock::now();
     let state_path = spool::inject_path(&home, &env.session)?;
-    let had_state = state_path.exists();
+    // Read, change and rewrite the inject state under its lock: another hook
+    // process of this session (the host ran two at once) waits its turn. The
+    // other events touch the state only when there is one.
+    let injects = matches!(env.event, Event::SessionStart { .. } | Event::Prompt { .. });
+    let lock = if injects || state_path.exists() {
+        match spool::lock_inject(&home, &env.session, spool::INJECT_LOCK_WAIT) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                // Unsure what the holder sends, this hook injects nothing
+                // (never a second block) and still queues its job.
+                errors.push(format!("{e:#}; nothing injected"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let locked = lock.is_some();
+    let had_state = locked && state_path.exists();
     let mut st: HookState = if had_state {
         std::fs::read(&state_path)
             .ok()
@@ -397,15 +422,24 @@ fn handle(host: Host) -> Result<bool> {
     let mut jobs: Vec<Job> = Vec::new();
     match &env.event {
         Event::SessionStart { source } => {
-            let sent = inject_now(host, &home, &env, &mut st.inject, Moment::Start, mode)
-                .unwrap_or_else(|e| {
-                    errors.push(format!("{e:#}"));
-                    None
-                });
+            let sent = if locked {
+                // The history was cut: the block goes again, whatever was sent.
+                if matches!(source.as_str(), "clear" | "compact") {
+                    st.inject.needs_full = true;
+                }
+                inject_now(host, &home, &env, &mut st.inject, Moment::Start, mode).unwrap_or_else(
+                    |e| {
+                        errors.push(format!("{e:#}"));
+                        None
+                    },
+                )
+            } else {
+                None
+            };
             printed = sent.is_some();
             let tokens = sent.map_or(0, |p| p.tokens());
-            save = true;
-            if known {
+            save = locked;
+            if known || !locked {
                 jobs.push(Job::Start {
                     source: source.clone(),
                     injected_tokens: tokens,
@@ -415,13 +449,18 @@ fn handle(host: Host) -> Result<bool> {
             }
         }
         Event::Prompt { prompt } => {
-            let sent = inject_now(host, &home, &env, &mut st.inject, Moment::Prompt, mode)
-                .unwrap_or_else(|e| {
-                    errors.push(format!("{e:#}"));
-                    None
-                });
+            let sent = if locked {
+                inject_now(host, &home, &env, &mut st.inject, Moment::Prompt, mode).unwrap_or_else(
+                    |e| {
+                        errors.push(format!("{e:#}"));
+                        None
+                    },
+                )
+            } else {
+                None
+            };
             printed = sent.is_some();
-            save = true;
+            save = locked;
             if let Some((source, injected_tokens)) = st.pending_start.take() {
                 jobs.push(Job::Start {
                     source,
@@ -449,6 +488,12 @@ fn handle(host: Host) -> Result<bool> {
             reason: "session_end".into(),
         }),
         Event::Stop { reply } if known => {
+            // The model answered: this turn's blocks are in; a later
+            // SessionStart (a resume) may send the block again.
+            if had_state && st.inject.turn_open {
+                inject::answered(&mut st.inject);
+                save = true;
+            }
             if let Some(r) = reply.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
                 jobs.push(Job::Reply {
                     text: spool::bounded(&redact::redact_owned(r)),
@@ -466,8 +511,9 @@ fn handle(host: Host) -> Result<bool> {
     if save && let Err(e) = write_state(&home, &state_path, &st) {
         errors.push(format!("{e:#}"));
     }
+    let mut spooled = false;
     if !jobs.is_empty() {
-        let mut spooled = true;
+        spooled = true;
         for job in jobs {
             let line = JobLine {
                 session: env.session.clone(),
@@ -483,9 +529,15 @@ fn handle(host: Host) -> Result<bool> {
                 break;
             }
         }
-        if spooled {
-            ipc::poke_or_start(&home, &mut errors);
-        }
+    }
+    // Held until the jobs are queued: a SessionStart behind this prompt then
+    // sees the session as known and queues its own start.
+    match lock {
+        Some(l) if !known && matches!(env.event, Event::SessionEnd { .. }) => l.remove(),
+        l => drop(l),
+    }
+    if spooled {
+        ipc::poke_or_start(&home, &mut errors);
     }
     if errors.is_empty() {
         Ok(printed)
