@@ -72,7 +72,16 @@ impl MemoryServer {
     /// Expands a collapsed part of the rolling memory.
     #[tool(
         name = "memory_expand",
-        description = "Show in full a part of the session's rolling memory that the <rolling-memory> block collapsed. Pass a handle shown there (e.g. technical/sqlx, personal/other) or a node id. The expanded items gain weight."
+        description = "Show in full a part of the session's rolling memory that the <rolling-memory> block collapsed. Pass a handle shown there (e.g. technical/sqlx, personal/other) or a node id. The expanded items gain weight.",
+        // It raises weights in rollgraph's own state: not read-only, never
+        // destructive, nothing outside. Hosts that gate unannotated tools
+        // (Codex refuses them under `approval_policy = "never"`) let it run.
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn memory_expand(
         &self,
@@ -92,7 +101,9 @@ impl MemoryServer {
     /// Searches the session's memory graph.
     #[tool(
         name = "memory_query",
-        description = "Search the session's rolling memory graph (people, projects, technical choices, preferences, decisions) and say why each result matched: which words, through which relation, how recent."
+        description = "Search the session's rolling memory graph (people, projects, technical choices, preferences, decisions) and say why each result matched: which words, through which relation, how recent.",
+        // Reads the graph (the only write is the session's query count).
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_query(
         &self,
