@@ -195,9 +195,28 @@ pub fn parse(host: Host, bytes: &[u8]) -> Result<Option<Envelope>> {
         "SessionStart" => Event::SessionStart {
             source: opt_str(&m, "source").unwrap_or_else(|| "startup".into()),
         },
-        "UserPromptSubmit" | "BeforeAgent" => Event::Prompt {
-            prompt: used_str(&m, "prompt", name)?.unwrap_or_default(),
-        },
+        "UserPromptSubmit" | "BeforeAgent" => {
+            let prompt = used_str(&m, "prompt", name)?.unwrap_or_default();
+            Event::Prompt {
+                // Gemini CLI puts the context hooks added (our own block from
+                // SessionStart) before the typed text of the prompt it hands
+                // BeforeAgent: queued as is, the daemon would read the block
+                // back as something the user said.
+                prompt: if gemini {
+                    rollgraph_engine::hosts::without_hook_context(&prompt)
+                } else {
+                    prompt
+                },
+            }
+        }
+        // Gemini CLI fires PreCompress (`auto`) before every model call once
+        // the history is not empty, before it even checks whether it will
+        // compress: it says nothing about a compression, and a reconcile per
+        // turn would be waste. A `/compress` (`manual`) still reconciles; the
+        // daemon's checkpoints and SessionEnd keep the warm graph current.
+        "PreCompress" if gemini && opt_str(&m, "trigger").as_deref() != Some("manual") => {
+            return Ok(None);
+        }
         "PreCompact" | "PreCompress" => Event::PreCompact,
         "PostCompact" => Event::PostCompact,
         "SessionEnd" => Event::SessionEnd {
@@ -821,10 +840,22 @@ mod tests {
                 reply: Some("done".into())
             })
         );
-        let p = br#"{"session_id":"g1","hook_event_name":"PreCompress","trigger":"auto"}"#;
+        let p = br#"{"session_id":"g1","hook_event_name":"PreCompress","trigger":"manual"}"#;
         assert_eq!(
             parse(Host::Gemini, p).ok().flatten().map(|e| e.event),
             Some(Event::PreCompact)
+        );
+        // Fired before every turn, compressing or not: not an event for us.
+        let p = br#"{"session_id":"g1","hook_event_name":"PreCompress","trigger":"auto"}"#;
+        assert!(matches!(parse(Host::Gemini, p), Ok(None)));
+        // The context Gemini put before the typed prompt is not the prompt
+        // (payload as gemini-cli 0.61 sends it).
+        let p = br#"{"session_id":"g1","hook_event_name":"BeforeAgent","timestamp":"2026-11-24T07:15:52.664Z","prompt":"<hook_context>Rolling memory (session project, turn 0):\n- **Priya Raman** (relationship, person)</hook_context>\n\nWhich email provider did we pick?"}"#;
+        assert_eq!(
+            parse(Host::Gemini, p).ok().flatten().map(|e| e.event),
+            Some(Event::Prompt {
+                prompt: "Which email provider did we pick?".into()
+            })
         );
     }
 

@@ -243,15 +243,40 @@ fn gemini_speaks_json_plain_text_and_its_own_event_names() {
     let ctx = validated(&out, "SessionStart", 9_000);
     assert!(!ctx.contains('<') && !ctx.contains('>'), "{ctx}");
     assert!(ctx.starts_with("Rolling memory ("), "{ctx}");
-    // The first turn already has the block in its history: `{}`.
-    let (out, code) = hook_as(&env, "gemini", &p("BeforeAgent", json!({"prompt": "hi"})));
+    // The first turn already has the block in its history: `{}`. Gemini CLI
+    // hands BeforeAgent the prompt with that block before the typed text.
+    let prompt = format!("<hook_context>{ctx}</hook_context>\n\nhi");
+    let (out, code) = hook_as(&env, "gemini", &p("BeforeAgent", json!({"prompt": prompt})));
     assert_eq!((out.as_str(), code), ("{}", 0));
     env.wait_for_daemon();
+    // The daemon got "hi", not our own block back as something the user said.
+    let shown = env.run(&["show", "--session", sid, "--json"], b"");
+    let graph: Value = serde_json::from_slice(&shown.stdout).unwrap_or_default();
+    let labels: Vec<String> = graph["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(
+            graph["nodes"]
+                .as_object()
+                .into_iter()
+                .flat_map(|o| o.values()),
+        )
+        .filter_map(|n| n["label"].as_str().map(str::to_lowercase))
+        .collect();
+    assert!(!labels.is_empty(), "{graph}");
+    for own in ["memory_expand", "rolling memory", "relates_to"] {
+        assert!(
+            !labels.iter().any(|l| l.contains(own)),
+            "the injected block was read back as the user's words ({own}): {labels:?}"
+        );
+    }
     // BeforeAgent context lasts one turn: the next turn gets the block again.
     let (out, _) = hook_as(&env, "gemini", &p("BeforeAgent", json!({"prompt": "next"})));
     let ctx = validated(&out, "BeforeAgent", 9_000);
     assert!(!ctx.contains('<') && !ctx.contains('>'), "{ctx}");
-    // AfterAgent feeds the reply; PreCompress reconciles; both answer `{}`.
+    // AfterAgent feeds the reply; a /compress (PreCompress `manual`)
+    // reconciles; both answer `{}`.
     let (out, _) = hook_as(
         &env,
         "gemini",
@@ -261,10 +286,26 @@ fn gemini_speaks_json_plain_text_and_its_own_event_names() {
         ),
     );
     assert_eq!(out, "{}");
+    wait_until("the spool to drain", || spool_drained(&env.state));
+    // Gemini fires PreCompress `auto` before every turn, compressing or not:
+    // nothing is queued for it.
+    let spool = env.state.join(format!("spool/{sid}.jsonl"));
+    let before = std::fs::metadata(&spool).map(|m| m.len()).unwrap_or(0);
     let (out, _) = hook_as(
         &env,
         "gemini",
         &p("PreCompress", json!({"trigger": "auto"})),
+    );
+    assert_eq!(out, "{}");
+    assert_eq!(
+        std::fs::metadata(&spool).map(|m| m.len()).unwrap_or(0),
+        before,
+        "PreCompress auto queued a job"
+    );
+    let (out, _) = hook_as(
+        &env,
+        "gemini",
+        &p("PreCompress", json!({"trigger": "manual"})),
     );
     assert_eq!(out, "{}");
     wait_until("the spool to drain", || spool_drained(&env.state));
