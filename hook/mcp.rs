@@ -39,7 +39,15 @@ pub struct QueryParams {
     pub text: String,
     /// Most results (default 8).
     #[serde(default)]
+    #[schemars(transform = no_format)]
     pub limit: Option<usize>,
+}
+
+/// Drops schemars' `"format": "uint"` (not a JSON Schema format: Gemini CLI
+/// warns `unknown format "uint" ignored` on every tool call); the type and
+/// `minimum` stay.
+fn no_format(schema: &mut schemars::Schema) {
+    schema.remove("format");
 }
 
 /// The MCP server.

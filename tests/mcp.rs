@@ -90,6 +90,13 @@ fn initialize_list_and_call_both_tools() {
     };
     assert_eq!(schema("memory_expand")["required"], json!(["handle"]));
     assert_eq!(schema("memory_query")["required"], json!(["text"]));
+    // Only standard JSON Schema formats (Gemini CLI warns on "uint").
+    assert!(
+        schema("memory_query")["properties"]["limit"]
+            .get("format")
+            .is_none(),
+        "{list}"
+    );
     // Hosts that gate unannotated tools run these without asking: Codex
     // refuses an unannotated MCP tool under `approval_policy = "never"`
     // unless it is read-only, or neither destructive nor open-world.
