@@ -424,15 +424,14 @@ fn handle(host: Host) -> Result<bool> {
         None
     };
     let locked = lock.is_some();
-    let had_state = locked && state_path.exists();
-    let mut st: HookState = if had_state {
-        std::fs::read(&state_path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+    // Read and later rewritten in place, under the lock (see `StateFile`).
+    let mut state_file = if locked {
+        StateFile::open(&state_path)
     } else {
-        HookState::default()
+        StateFile::default()
     };
+    let had_state = state_file.exists();
+    let mut st: HookState = state_file.read().unwrap_or_default();
     // Whether the daemon has ever seen this session.
     let known = home.session_dir(&env.session)?.exists()
         || spool::spool_path(&home, &env.session)?.exists();
@@ -527,7 +526,7 @@ fn handle(host: Host) -> Result<bool> {
         }
         Event::PreCompact | Event::PostCompact | Event::Stop { .. } => {}
     }
-    if save && let Err(e) = write_state(&home, &state_path, &st) {
+    if save && let Err(e) = state_file.write(&home, &state_path, &st) {
         errors.push(format!("{e:#}"));
     }
     let mut spooled = false;
@@ -567,16 +566,76 @@ fn handle(host: Host) -> Result<bool> {
     }
 }
 
-fn write_state(home: &Home, path: &Path, st: &HookState) -> Result<()> {
-    spool::create_dir(home)?;
-    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(st)?)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("renaming into {}", path.display()));
+/// The hook's state file, read and rewritten in place while the inject lock
+/// is held. No temporary file and rename: the lock already keeps other
+/// hooks out, and on ext4 a rename over the old file forces its data out
+/// and frees (and, mounted with `discard`, trims) the old inode's blocks —
+/// measured at ~0.2 ms CPU and ~0.7 ms wall per prompt, against ~5 µs for
+/// writing in place. The new text is padded with spaces to the old length
+/// (JSON ignores them), so the file is never truncated and one `pwrite`
+/// replaces it whole; a torn write (power loss) reads as no state, which
+/// sends the full block once.
+#[derive(Default)]
+struct StateFile {
+    file: Option<std::fs::File>,
+    bytes: Vec<u8>,
+}
+
+impl StateFile {
+    fn open(path: &Path) -> StateFile {
+        use std::os::unix::fs::OpenOptionsExt;
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(path)
+        else {
+            return StateFile::default();
+        };
+        let mut bytes = Vec::new();
+        if file.read_to_end(&mut bytes).is_err() {
+            bytes.clear();
+        }
+        StateFile {
+            file: Some(file),
+            bytes,
+        }
     }
-    Ok(())
+
+    fn exists(&self) -> bool {
+        self.file.is_some()
+    }
+
+    fn read(&self) -> Option<HookState> {
+        serde_json::from_slice(&self.bytes).ok()
+    }
+
+    fn write(&mut self, home: &Home, path: &Path, st: &HookState) -> Result<()> {
+        use std::os::unix::fs::{FileExt, OpenOptionsExt};
+        let mut out = serde_json::to_vec(st)?;
+        if out.len() < self.bytes.len() {
+            out.resize(self.bytes.len(), b' ');
+        }
+        let file = match self.file.take() {
+            Some(f) => f,
+            None => {
+                spool::create_dir(home)?;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(path)
+                    .with_context(|| format!("opening {}", path.display()))?
+            }
+        };
+        file.write_all_at(&out, 0)
+            .with_context(|| format!("writing {}", path.display()))?;
+        self.file = Some(file);
+        self.bytes = out;
+        Ok(())
+    }
 }
 
 /// The best block there is for a session, and where it came from: its own
@@ -868,6 +927,39 @@ mod tests {
             g.starts_with("Rolling memory (session abc, turn 3, updated 2026-11-02T10:00Z):"),
             "{g}"
         );
+    }
+
+    #[test]
+    fn the_state_file_is_rewritten_in_place_and_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path());
+        let path = dir.path().join("spool/s.inject.json");
+        let mut big = HookState::default();
+        for i in 0..40 {
+            big.inject.seen.insert(format!("item-{i}"), i);
+        }
+        let mut f = StateFile::open(&path);
+        assert!(!f.exists());
+        f.write(&home, &path, &big)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ino = |p: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).map(|m| m.ino()).unwrap_or(0)
+        };
+        let before = ino(&path);
+        // A smaller state later: same file, padded, and it reads back as written.
+        let f = StateFile::open(&path);
+        assert_eq!(f.read().map(|s| s.inject.seen.len()), Some(40));
+        let mut f = f;
+        let small = HookState::default();
+        f.write(&home, &path, &small)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ino(&path), before, "replaced, not rewritten in place");
+        let back = StateFile::open(&path).read();
+        assert_eq!(back.map(|s| s.inject), Some(Injected::default()));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode.ok(), Some(0o600));
     }
 
     #[test]
