@@ -639,32 +639,31 @@ impl StateFile {
 }
 
 /// The best block there is for a session, and where it came from: its own
-/// render, else its project's warm render, else the global one.
+/// render, else its project's warm render, else the global one. The
+/// project's key (a canonical path and a SHA-256) is only worked out when the
+/// session has no render of its own, which on a prompt it almost always has.
 pub fn best_render(
     home: &Home,
     session: &str,
     cwd: Option<&str>,
 ) -> Result<Option<(StoredRender, &'static str)>> {
-    let key = warm::key_for_cwd(cwd);
-    let candidates: [(Result<PathBuf>, &'static str); 3] = [
-        (
-            home.session_dir(session)
-                .map(|d| d.join("render.json"))
-                .map_err(Into::into),
-            "session",
-        ),
-        (
-            rollgraph_engine::lifecycle::warm_render_path(home, &key).map_err(Into::into),
-            "project",
-        ),
-        (
-            rollgraph_engine::lifecycle::warm_render_path(home, warm::GLOBAL_KEY)
-                .map_err(Into::into),
-            "global",
-        ),
+    let candidates: [(&'static str, &dyn Fn() -> Result<PathBuf>); 3] = [
+        ("session", &|| {
+            Ok(home.session_dir(session)?.join("render.json"))
+        }),
+        ("project", &|| {
+            let key = warm::key_for_cwd(cwd);
+            Ok(rollgraph_engine::lifecycle::warm_render_path(home, &key)?)
+        }),
+        ("global", &|| {
+            Ok(rollgraph_engine::lifecycle::warm_render_path(
+                home,
+                warm::GLOBAL_KEY,
+            )?)
+        }),
     ];
-    for (path, source) in candidates {
-        let Ok(path) = path else { continue };
+    for (source, path) in candidates {
+        let Ok(path) = path() else { continue };
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
