@@ -14,6 +14,13 @@
 //! job to the session's spool and pokes the daemon (starting it when it is
 //! not there). The probe, patch, decay and re-render happen in the daemon.
 //!
+//! The per-session record of what was injected is read, changed and
+//! rewritten under a lock (`spool::lock_inject`), so hooks the host runs at
+//! once for one session (a SessionStart beside the first prompt, two quick
+//! prompts) send one block, not two, and lose no update; a hook that cannot
+//! get the lock within [`spool::INJECT_LOCK_WAIT`] injects nothing and
+//! still queues its job.
+//!
 //! A session the daemon has never heard of stays unknown until its first
 //! prompt: its SessionStart injects from the warm render and notes the start
 //! for that prompt, and a SessionEnd, compaction or Stop for it (`claude mcp
@@ -188,9 +195,28 @@ pub fn parse(host: Host, bytes: &[u8]) -> Result<Option<Envelope>> {
         "SessionStart" => Event::SessionStart {
             source: opt_str(&m, "source").unwrap_or_else(|| "startup".into()),
         },
-        "UserPromptSubmit" | "BeforeAgent" => Event::Prompt {
-            prompt: used_str(&m, "prompt", name)?.unwrap_or_default(),
-        },
+        "UserPromptSubmit" | "BeforeAgent" => {
+            let prompt = used_str(&m, "prompt", name)?.unwrap_or_default();
+            Event::Prompt {
+                // Gemini CLI puts the context hooks added (our own block from
+                // SessionStart) before the typed text of the prompt it hands
+                // BeforeAgent: queued as is, the daemon would read the block
+                // back as something the user said.
+                prompt: if gemini {
+                    rollgraph_engine::hosts::without_hook_context(&prompt)
+                } else {
+                    prompt
+                },
+            }
+        }
+        // Gemini CLI fires PreCompress (`auto`) before every model call once
+        // the history is not empty, before it even checks whether it will
+        // compress: it says nothing about a compression, and a reconcile per
+        // turn would be waste. A `/compress` (`manual`) still reconciles; the
+        // daemon's checkpoints and SessionEnd keep the warm graph current.
+        "PreCompress" if gemini && opt_str(&m, "trigger").as_deref() != Some("manual") => {
+            return Ok(None);
+        }
         "PreCompact" | "PreCompress" => Event::PreCompact,
         "PostCompact" => Event::PostCompact,
         "SessionEnd" => Event::SessionEnd {
@@ -380,15 +406,32 @@ fn handle(host: Host) -> Result<bool> {
     };
     let now = clock::now();
     let state_path = spool::inject_path(&home, &env.session)?;
-    let had_state = state_path.exists();
-    let mut st: HookState = if had_state {
-        std::fs::read(&state_path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+    // Read, change and rewrite the inject state under its lock: another hook
+    // process of this session (the host ran two at once) waits its turn. The
+    // other events touch the state only when there is one.
+    let injects = matches!(env.event, Event::SessionStart { .. } | Event::Prompt { .. });
+    let lock = if injects || state_path.exists() {
+        match spool::lock_inject(&home, &env.session, spool::INJECT_LOCK_WAIT) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                // Unsure what the holder sends, this hook injects nothing
+                // (never a second block) and still queues its job.
+                errors.push(format!("{e:#}; nothing injected"));
+                None
+            }
+        }
     } else {
-        HookState::default()
+        None
     };
+    let locked = lock.is_some();
+    // Read and later rewritten in place, under the lock (see `StateFile`).
+    let mut state_file = if locked {
+        StateFile::open(&state_path)
+    } else {
+        StateFile::default()
+    };
+    let had_state = state_file.exists();
+    let mut st: HookState = state_file.read().unwrap_or_default();
     // Whether the daemon has ever seen this session.
     let known = home.session_dir(&env.session)?.exists()
         || spool::spool_path(&home, &env.session)?.exists();
@@ -397,15 +440,24 @@ fn handle(host: Host) -> Result<bool> {
     let mut jobs: Vec<Job> = Vec::new();
     match &env.event {
         Event::SessionStart { source } => {
-            let sent = inject_now(host, &home, &env, &mut st.inject, Moment::Start, mode)
-                .unwrap_or_else(|e| {
-                    errors.push(format!("{e:#}"));
-                    None
-                });
+            let sent = if locked {
+                // The history was cut: the block goes again, whatever was sent.
+                if matches!(source.as_str(), "clear" | "compact") {
+                    st.inject.needs_full = true;
+                }
+                inject_now(host, &home, &env, &mut st.inject, Moment::Start, mode).unwrap_or_else(
+                    |e| {
+                        errors.push(format!("{e:#}"));
+                        None
+                    },
+                )
+            } else {
+                None
+            };
             printed = sent.is_some();
             let tokens = sent.map_or(0, |p| p.tokens());
-            save = true;
-            if known {
+            save = locked;
+            if known || !locked {
                 jobs.push(Job::Start {
                     source: source.clone(),
                     injected_tokens: tokens,
@@ -415,13 +467,18 @@ fn handle(host: Host) -> Result<bool> {
             }
         }
         Event::Prompt { prompt } => {
-            let sent = inject_now(host, &home, &env, &mut st.inject, Moment::Prompt, mode)
-                .unwrap_or_else(|e| {
-                    errors.push(format!("{e:#}"));
-                    None
-                });
+            let sent = if locked {
+                inject_now(host, &home, &env, &mut st.inject, Moment::Prompt, mode).unwrap_or_else(
+                    |e| {
+                        errors.push(format!("{e:#}"));
+                        None
+                    },
+                )
+            } else {
+                None
+            };
             printed = sent.is_some();
-            save = true;
+            save = locked;
             if let Some((source, injected_tokens)) = st.pending_start.take() {
                 jobs.push(Job::Start {
                     source,
@@ -449,6 +506,12 @@ fn handle(host: Host) -> Result<bool> {
             reason: "session_end".into(),
         }),
         Event::Stop { reply } if known => {
+            // The model answered: this turn's blocks are in; a later
+            // SessionStart (a resume) may send the block again.
+            if had_state && st.inject.turn_open {
+                inject::answered(&mut st.inject);
+                save = true;
+            }
             if let Some(r) = reply.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
                 jobs.push(Job::Reply {
                     text: spool::bounded(&redact::redact_owned(r)),
@@ -463,11 +526,12 @@ fn handle(host: Host) -> Result<bool> {
         }
         Event::PreCompact | Event::PostCompact | Event::Stop { .. } => {}
     }
-    if save && let Err(e) = write_state(&home, &state_path, &st) {
+    if save && let Err(e) = state_file.write(&home, &state_path, &st) {
         errors.push(format!("{e:#}"));
     }
+    let mut spooled = false;
     if !jobs.is_empty() {
-        let mut spooled = true;
+        spooled = true;
         for job in jobs {
             let line = JobLine {
                 session: env.session.clone(),
@@ -483,9 +547,15 @@ fn handle(host: Host) -> Result<bool> {
                 break;
             }
         }
-        if spooled {
-            ipc::poke_or_start(&home, &mut errors);
-        }
+    }
+    // Held until the jobs are queued: a SessionStart behind this prompt then
+    // sees the session as known and queues its own start.
+    match lock {
+        Some(l) if !known && matches!(env.event, Event::SessionEnd { .. }) => l.remove(),
+        l => drop(l),
+    }
+    if spooled {
+        ipc::poke_or_start(&home, &mut errors);
     }
     if errors.is_empty() {
         Ok(printed)
@@ -496,45 +566,104 @@ fn handle(host: Host) -> Result<bool> {
     }
 }
 
-fn write_state(home: &Home, path: &Path, st: &HookState) -> Result<()> {
-    spool::create_dir(home)?;
-    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(st)?)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("renaming into {}", path.display()));
+/// The hook's state file, read and rewritten in place while the inject lock
+/// is held. No temporary file and rename: the lock already keeps other
+/// hooks out, and on ext4 a rename over the old file forces its data out
+/// and frees (and, mounted with `discard`, trims) the old inode's blocks —
+/// measured at ~0.2 ms CPU and ~0.7 ms wall per prompt, against ~5 µs for
+/// writing in place. The new text is padded with spaces to the old length
+/// (JSON ignores them), so the file is never truncated and one `pwrite`
+/// replaces it whole; a torn write (power loss) reads as no state, which
+/// sends the full block once.
+#[derive(Default)]
+struct StateFile {
+    file: Option<std::fs::File>,
+    bytes: Vec<u8>,
+}
+
+impl StateFile {
+    fn open(path: &Path) -> StateFile {
+        use std::os::unix::fs::OpenOptionsExt;
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(path)
+        else {
+            return StateFile::default();
+        };
+        let mut bytes = Vec::new();
+        if file.read_to_end(&mut bytes).is_err() {
+            bytes.clear();
+        }
+        StateFile {
+            file: Some(file),
+            bytes,
+        }
     }
-    Ok(())
+
+    fn exists(&self) -> bool {
+        self.file.is_some()
+    }
+
+    fn read(&self) -> Option<HookState> {
+        serde_json::from_slice(&self.bytes).ok()
+    }
+
+    fn write(&mut self, home: &Home, path: &Path, st: &HookState) -> Result<()> {
+        use std::os::unix::fs::{FileExt, OpenOptionsExt};
+        let mut out = serde_json::to_vec(st)?;
+        if out.len() < self.bytes.len() {
+            out.resize(self.bytes.len(), b' ');
+        }
+        let file = match self.file.take() {
+            Some(f) => f,
+            None => {
+                spool::create_dir(home)?;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(path)
+                    .with_context(|| format!("opening {}", path.display()))?
+            }
+        };
+        file.write_all_at(&out, 0)
+            .with_context(|| format!("writing {}", path.display()))?;
+        self.file = Some(file);
+        self.bytes = out;
+        Ok(())
+    }
 }
 
 /// The best block there is for a session, and where it came from: its own
-/// render, else its project's warm render, else the global one.
+/// render, else its project's warm render, else the global one. The
+/// project's key (a canonical path and a SHA-256) is only worked out when the
+/// session has no render of its own, which on a prompt it almost always has.
 pub fn best_render(
     home: &Home,
     session: &str,
     cwd: Option<&str>,
 ) -> Result<Option<(StoredRender, &'static str)>> {
-    let key = warm::key_for_cwd(cwd);
-    let candidates: [(Result<PathBuf>, &'static str); 3] = [
-        (
-            home.session_dir(session)
-                .map(|d| d.join("render.json"))
-                .map_err(Into::into),
-            "session",
-        ),
-        (
-            rollgraph_engine::lifecycle::warm_render_path(home, &key).map_err(Into::into),
-            "project",
-        ),
-        (
-            rollgraph_engine::lifecycle::warm_render_path(home, warm::GLOBAL_KEY)
-                .map_err(Into::into),
-            "global",
-        ),
+    let candidates: [(&'static str, &dyn Fn() -> Result<PathBuf>); 3] = [
+        ("session", &|| {
+            Ok(home.session_dir(session)?.join("render.json"))
+        }),
+        ("project", &|| {
+            let key = warm::key_for_cwd(cwd);
+            Ok(rollgraph_engine::lifecycle::warm_render_path(home, &key)?)
+        }),
+        ("global", &|| {
+            Ok(rollgraph_engine::lifecycle::warm_render_path(
+                home,
+                warm::GLOBAL_KEY,
+            )?)
+        }),
     ];
-    for (path, source) in candidates {
-        let Ok(path) = path else { continue };
+    for (source, path) in candidates {
+        let Ok(path) = path() else { continue };
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -769,10 +898,22 @@ mod tests {
                 reply: Some("done".into())
             })
         );
-        let p = br#"{"session_id":"g1","hook_event_name":"PreCompress","trigger":"auto"}"#;
+        let p = br#"{"session_id":"g1","hook_event_name":"PreCompress","trigger":"manual"}"#;
         assert_eq!(
             parse(Host::Gemini, p).ok().flatten().map(|e| e.event),
             Some(Event::PreCompact)
+        );
+        // Fired before every turn, compressing or not: not an event for us.
+        let p = br#"{"session_id":"g1","hook_event_name":"PreCompress","trigger":"auto"}"#;
+        assert!(matches!(parse(Host::Gemini, p), Ok(None)));
+        // The context Gemini put before the typed prompt is not the prompt
+        // (payload as gemini-cli 0.61 sends it).
+        let p = br#"{"session_id":"g1","hook_event_name":"BeforeAgent","timestamp":"2026-11-24T07:15:52.664Z","prompt":"<hook_context>Rolling memory (session project, turn 0):\n- **Priya Raman** (relationship, person)</hook_context>\n\nWhich email provider did we pick?"}"#;
+        assert_eq!(
+            parse(Host::Gemini, p).ok().flatten().map(|e| e.event),
+            Some(Event::Prompt {
+                prompt: "Which email provider did we pick?".into()
+            })
         );
     }
 
@@ -785,6 +926,39 @@ mod tests {
             g.starts_with("Rolling memory (session abc, turn 3, updated 2026-11-02T10:00Z):"),
             "{g}"
         );
+    }
+
+    #[test]
+    fn the_state_file_is_rewritten_in_place_and_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path());
+        let path = dir.path().join("spool/s.inject.json");
+        let mut big = HookState::default();
+        for i in 0..40 {
+            big.inject.seen.insert(format!("item-{i}"), i);
+        }
+        let mut f = StateFile::open(&path);
+        assert!(!f.exists());
+        f.write(&home, &path, &big)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ino = |p: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).map(|m| m.ino()).unwrap_or(0)
+        };
+        let before = ino(&path);
+        // A smaller state later: same file, padded, and it reads back as written.
+        let f = StateFile::open(&path);
+        assert_eq!(f.read().map(|s| s.inject.seen.len()), Some(40));
+        let mut f = f;
+        let small = HookState::default();
+        f.write(&home, &path, &small)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ino(&path), before, "replaced, not rewritten in place");
+        let back = StateFile::open(&path).read();
+        assert_eq!(back.map(|s| s.inject), Some(Injected::default()));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode.ok(), Some(0o600));
     }
 
     #[test]

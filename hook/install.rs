@@ -414,13 +414,35 @@ fn remove_mcp_server(v: &mut Value) -> bool {
 /// The first line of the block `install codex` writes into `config.toml`.
 const CODEX_MARK: &str = "# rollgraph MCP server (`rollgraph uninstall codex` removes this block)";
 
+/// Variables Codex passes on to our MCP server. Codex gives an MCP server
+/// only a short whitelist of the user's environment (HOME, PATH, …), so
+/// without these a server whose hooks write under `$ROLLGRAPH_HOME` (or
+/// `$XDG_DATA_HOME/rollgraph`) would read another, empty state directory
+/// ("no sessions under …"), and miss the provisioned word list and model.
+pub const CODEX_MCP_ENV_VARS: &[&str] = &[
+    "ROLLGRAPH_HOME",
+    "ROLLGRAPH_CONFIG",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "ROLLGRAPH_CACHE",
+    "ROLLGRAPH_MODEL_DIR",
+    "ROLLGRAPH_ORT_DYLIB",
+    "ROLLGRAPH_WORDS",
+];
+
 /// `config.toml` with our MCP server block added or updated; `None` when it
 /// is already there. A `[mcp_servers.rollgraph]` the user wrote is theirs:
 /// left alone. The result must parse as TOML.
 pub fn codex_add_mcp(text: &str, command: &str) -> Result<Option<String>> {
     toml::from_str::<toml::Table>(text).context("not valid TOML; not touching it")?;
+    let env_vars = toml::Value::Array(
+        CODEX_MCP_ENV_VARS
+            .iter()
+            .map(|v| toml::Value::String((*v).to_owned()))
+            .collect(),
+    );
     let block = format!(
-        "{CODEX_MARK}\n[mcp_servers.rollgraph]\ncommand = {}\nargs = [\"mcp\"]\n",
+        "{CODEX_MARK}\n[mcp_servers.rollgraph]\ncommand = {}\nargs = [\"mcp\"]\nenv_vars = {env_vars}\n",
         toml::Value::String(command.to_owned())
     );
     let (without, had_ours) = codex_strip_mcp(text);
@@ -672,6 +694,22 @@ mod tests {
             .unwrap_or_default();
         assert!(added.contains("[mcp_servers.rollgraph]"), "{added}");
         assert!(added.starts_with(user.trim_end()), "{added}");
+        // The server gets the state directory the hooks use.
+        let parsed: toml::Table = toml::from_str(&added).unwrap_or_default();
+        let vars = parsed["mcp_servers"]["rollgraph"]["env_vars"].clone();
+        assert!(
+            vars.as_array()
+                .is_some_and(|a| a.iter().any(|v| v.as_str() == Some("ROLLGRAPH_HOME"))),
+            "{added}"
+        );
+        // An older block without it is updated in place.
+        let old = format!(
+            "{user}\n{CODEX_MARK}\n[mcp_servers.rollgraph]\ncommand = \"rollgraph\"\nargs = [\"mcp\"]\n"
+        );
+        assert_eq!(
+            codex_add_mcp(&old, "rollgraph").ok().flatten().as_deref(),
+            Some(added.as_str())
+        );
         assert_eq!(codex_add_mcp(&added, "rollgraph").ok(), Some(None));
         let (stripped, found) = codex_strip_mcp(&added);
         assert!(found);

@@ -32,6 +32,7 @@ pub struct ExpandParams {
     pub handle: String,
     /// Token budget of the answer (cl100k tokens, 60 to 20000).
     #[serde(default = "default_budget")]
+    #[schemars(transform = no_format)]
     pub budget: u32,
 }
 
@@ -42,9 +43,11 @@ pub struct QueryParams {
     pub text: String,
     /// Most results listed.
     #[serde(default = "default_limit")]
+    #[schemars(transform = no_format)]
     pub limit: u32,
     /// Token budget of the answer (cl100k tokens, 60 to 20000).
     #[serde(default = "default_budget")]
+    #[schemars(transform = no_format)]
     pub budget: u32,
     /// What to search: `session`, `project` (the project's memory across sessions), `session-project` (the default), or `all`.
     #[serde(default = "default_scope")]
@@ -61,6 +64,13 @@ fn default_limit() -> u32 {
 
 fn default_budget() -> u32 {
     rollgraph_engine::search::DEFAULT_BUDGET as u32
+}
+
+/// Drops schemars' `"format": "uint"` (not a JSON Schema format: Gemini CLI
+/// warns `unknown format "uint" ignored` on every tool call); the type and
+/// `minimum` stay.
+fn no_format(schema: &mut schemars::Schema) {
+    schema.remove("format");
 }
 
 /// The MCP server.
@@ -93,7 +103,16 @@ impl MemoryServer {
     /// Expands a collapsed part of the rolling memory.
     #[tool(
         name = "memory_expand",
-        description = "Show in full a part of the rolling memory that the <rolling-memory> block collapsed or a memory_query answer listed under 'more'. Pass a handle shown there (e.g. technical/queue, personal/other) or a node id. Answers within a token budget (most relevant first, then the rest by name to expand further); what it shows gains a little weight. Call it when the block mentions something you need in detail."
+        description = "Show in full a part of the rolling memory that the <rolling-memory> block collapsed or a memory_query answer listed under 'more'. Pass a handle shown there (e.g. technical/queue, personal/other) or a node id. Answers within a token budget (most relevant first, then the rest by name to expand further); what it shows gains a little weight. Call it when the block mentions something you need in detail.",
+        // It raises weights in rollgraph's own state: not read-only, never
+        // destructive, nothing outside. Hosts that gate unannotated tools
+        // (Codex refuses them under `approval_policy = "never"`) let it run.
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn memory_expand(
         &self,
@@ -113,7 +132,9 @@ impl MemoryServer {
     /// Searches the session's memory graph.
     #[tool(
         name = "memory_query",
-        description = "Search the memory of this session and project: decisions (current and superseded), people, facts, rules, preferences, and what the user and you actually said, with turn and date. Call it before answering a question about something discussed earlier that the <rolling-memory> block does not show, or to check what was decided before. Answers within a token budget (default 800) and says why each result matched."
+        description = "Search the memory of this session and project: decisions (current and superseded), people, facts, rules, preferences, and what the user and you actually said, with turn and date. Call it before answering a question about something discussed earlier that the <rolling-memory> block does not show, or to check what was decided before. Answers within a token budget (default 800) and says why each result matched.",
+        // Reads the graph (the only write is the session's query count).
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_query(
         &self,

@@ -4,7 +4,10 @@
 //! `--crashed` reconciles every session that never ended and was never
 //! reconciled; `--transcript FILE` is the post-session catcher: it replays
 //! the transcript's turns the session never saw (all of them when it left no
-//! journal) through gate → probe, and reconciles the session.
+//! journal) through gate → probe, and reconciles the session. The transcript
+//! may be any host's: a Claude Code transcript, a Codex CLI rollout, a Gemini
+//! CLI session file (or the plain `{ts, user, assistant}` lines), told apart
+//! by their lines or named with `--format`.
 
 use std::path::PathBuf;
 
@@ -15,13 +18,14 @@ use serde::Serialize;
 use rollgraph_engine::clock;
 use rollgraph_engine::embed::{self, EmbedPaths};
 use rollgraph_engine::graduate::{Drafter, LlmDrafter, TemplateDrafter};
+use rollgraph_engine::hosts;
 use rollgraph_engine::lifecycle::{self, ReconcileReason, ReconcileReport, Tools};
 use rollgraph_engine::probe::HeuristicProbe;
 use rollgraph_engine::reconcile::{
     Adjudicator, EmbedSimilar, Lexical, LlmAdjudicator, OfflineAdjudicator, Similar,
 };
 use rollgraph_engine::session::{Origin, Session};
-use rollgraph_engine::transcript::Event;
+use rollgraph_engine::transcript::{self, Event, Transcript};
 
 use crate::common::{home_and_config, out, out_json, pick_session};
 
@@ -31,9 +35,12 @@ pub struct ReconcileArgs {
     /// The session to reconcile (default: the most recent, preferring this directory's).
     #[arg(long)]
     pub session: Option<String>,
-    /// Replay this Claude Code transcript's unseen turns into the session first (all of them without a journal).
+    /// Replay this transcript's unseen turns into the session first (all of them without a journal): Claude Code, Codex rollout or Gemini CLI session.
     #[arg(long)]
     pub transcript: Option<PathBuf>,
+    /// The transcript's format (default: told from its lines).
+    #[arg(long, value_enum, default_value_t = TranscriptFormat::Auto, requires = "transcript")]
+    pub format: TranscriptFormat,
     /// The project directory of a replayed transcript (default: the transcript's own cwd).
     #[arg(long, requires = "transcript")]
     pub project: Option<PathBuf>,
@@ -51,6 +58,38 @@ pub struct ReconcileArgs {
     pub json: bool,
 }
 
+/// Which host wrote a transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TranscriptFormat {
+    /// Told from the file's lines.
+    Auto,
+    /// A Claude Code transcript (`~/.claude/projects/…/<session>.jsonl`).
+    Claude,
+    /// A Codex CLI rollout (`~/.codex/sessions/…/rollout-*.jsonl`).
+    Codex,
+    /// A Gemini CLI session (`~/.gemini/tmp/<project>/chats/session-*.jsonl`).
+    Gemini,
+    /// Plain `{ts, user, assistant}` lines (the development corpus).
+    Plain,
+}
+
+impl TranscriptFormat {
+    /// Reads `path` in this format; returns the transcript and the format it was read as.
+    pub fn read(self, path: &std::path::Path) -> Result<(Transcript, &'static str)> {
+        let text = transcript::read_text(path)?;
+        Ok(match self {
+            TranscriptFormat::Auto => {
+                let f = hosts::sniff(&text);
+                (hosts::parse_as(&text, f), f.as_str())
+            }
+            TranscriptFormat::Claude => (transcript::parse_claude(&text), "claude"),
+            TranscriptFormat::Codex => (hosts::parse_codex(&text), "codex"),
+            TranscriptFormat::Gemini => (hosts::parse_gemini(&text), "gemini"),
+            TranscriptFormat::Plain => (rollgraph_engine::plain::parse_plain(&text), "plain"),
+        })
+    }
+}
+
 /// One reconciled session in the output.
 #[derive(Debug, Serialize)]
 struct Done {
@@ -58,6 +97,9 @@ struct Done {
     reason: ReconcileReason,
     #[serde(skip_serializing_if = "Option::is_none")]
     replayed_turns: Option<usize>,
+    /// The format the transcript was read as.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transcript_format: Option<&'static str>,
     #[serde(flatten)]
     report: ReconcileReport,
 }
@@ -116,18 +158,19 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
                 session: id,
                 reason: ReconcileReason::Crash,
                 replayed_turns: None,
+                transcript_format: None,
                 report,
             });
         }
     } else if let Some(path) = &args.transcript {
-        let t = rollgraph_engine::plain::read_any(path)?;
+        let (t, format) = args.format.read(path)?;
         let turns = t.turns().count();
         for w in &t.warnings {
             eprintln!("warning: {}: {w}", path.display());
         }
         if turns == 0 {
             bail!(
-                "{} has no Claude Code turns ({} lines skipped, {} broken): is it a transcript from another host? Nothing was written.",
+                "{} has no turns read as a {format} transcript ({} lines skipped, {} broken): is it another host's? (--format claude|codex|gemini|plain) Nothing was written.",
                 path.display(),
                 t.skipped,
                 t.warnings.len()
@@ -186,6 +229,7 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
             session: id,
             reason: ReconcileReason::Transcript,
             replayed_turns: replayed,
+            transcript_format: Some(format),
             report,
         });
     } else {
@@ -195,6 +239,7 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
             session: id,
             reason: ReconcileReason::Checkpoint,
             replayed_turns: None,
+            transcript_format: None,
             report,
         });
     }
@@ -213,7 +258,14 @@ pub fn run(args: ReconcileArgs) -> Result<()> {
     for d in &done {
         let r = &d.report;
         if let Some(n) = d.replayed_turns {
-            s.push_str(&format!("replayed {n} turns into session {}\n", d.session));
+            let from = d
+                .transcript_format
+                .map(|f| format!(" (a {f} transcript)"))
+                .unwrap_or_default();
+            s.push_str(&format!(
+                "replayed {n} turns into session {}{from}\n",
+                d.session
+            ));
         }
         s.push_str(&format!(
             "reconciled {} ({}) into {}: {} merged, {} aliased, {} added, {} updated; {} ambiguous ({} kept apart as related); {} new edges ({} supersedes); {} graduations and {} archive reviews queued\n",

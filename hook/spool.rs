@@ -13,6 +13,10 @@
 //!   daemon truncates the spool to zero once it has caught up.
 //! - `<session>.inject.json`: what the hook injected into the session (full
 //!   blocks and updates) and a SessionStart waiting for the first prompt.
+//!   Hooks read, change and rewrite it holding `<session>.inject.lock`
+//!   ([`lock_inject`]), so two hook processes of one session (a SessionStart
+//!   and a prompt the host ran at once, two quick prompts) never both send
+//!   the full block or lose each other's update.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -124,6 +128,75 @@ pub fn spool_path(home: &Home, session: &str) -> Result<PathBuf> {
 /// Path of the hook's own record of what a session was injected.
 pub fn inject_path(home: &Home, session: &str) -> Result<PathBuf> {
     file(home, session, "inject.json")
+}
+
+/// How long a hook waits for another hook process of the same session to
+/// be done with the inject state. That holder only reads a render, prints
+/// and writes two small files; past this it is stuck, and the waiter goes on
+/// without injecting (see `hook::handle`).
+pub const INJECT_LOCK_WAIT: Duration = Duration::from_millis(150);
+
+/// An exclusive hold on a session's inject state: an advisory lock
+/// (`flock`) on `<session>.inject.lock`, released when dropped or when the
+/// process dies.
+#[derive(Debug)]
+pub struct InjectLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl InjectLock {
+    /// Removes the lock file while still holding it (a session that never
+    /// had a prompt leaves nothing behind). A waiter that then gets the
+    /// removed file's lock sees it is no longer at the path and starts over.
+    pub fn remove(self) {
+        let _ = fs::remove_file(&self.path);
+        drop(self.file);
+    }
+}
+
+fn same_file(f: &File, path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Takes the lock on a session's inject state, waiting at most `budget` for
+/// another hook process holding it.
+pub fn lock_inject(home: &Home, session: &str, budget: Duration) -> Result<InjectLock> {
+    let path = file(home, session, "inject.lock")?;
+    let start = Instant::now();
+    loop {
+        let open = || {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600)
+                .open(&path)
+        };
+        let f = match open() {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                create_dir(home)?;
+                open().with_context(|| format!("opening {}", path.display()))?
+            }
+            Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+        };
+        let left = budget.saturating_sub(start.elapsed());
+        lock_within(&f, left).with_context(|| {
+            format!("another hook of session {session} holds its inject state (waited {budget:?})")
+        })?;
+        // Removed (or replaced) while we waited: that lock guards nothing.
+        if same_file(&f, &path) {
+            return Ok(InjectLock { file: f, path });
+        }
+        if start.elapsed() >= budget {
+            bail!("the inject lock of session {session} kept changing (waited {budget:?})");
+        }
+    }
 }
 
 fn offset_path(home: &Home, session: &str) -> Result<PathBuf> {

@@ -243,15 +243,40 @@ fn gemini_speaks_json_plain_text_and_its_own_event_names() {
     let ctx = validated(&out, "SessionStart", 9_000);
     assert!(!ctx.contains('<') && !ctx.contains('>'), "{ctx}");
     assert!(ctx.starts_with("Rolling memory ("), "{ctx}");
-    // The first turn already has the block in its history: `{}`.
-    let (out, code) = hook_as(&env, "gemini", &p("BeforeAgent", json!({"prompt": "hi"})));
+    // The first turn already has the block in its history: `{}`. Gemini CLI
+    // hands BeforeAgent the prompt with that block before the typed text.
+    let prompt = format!("<hook_context>{ctx}</hook_context>\n\nhi");
+    let (out, code) = hook_as(&env, "gemini", &p("BeforeAgent", json!({"prompt": prompt})));
     assert_eq!((out.as_str(), code), ("{}", 0));
     env.wait_for_daemon();
+    // The daemon got "hi", not our own block back as something the user said.
+    let shown = env.run(&["show", "--session", sid, "--json"], b"");
+    let graph: Value = serde_json::from_slice(&shown.stdout).unwrap_or_default();
+    let labels: Vec<String> = graph["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(
+            graph["nodes"]
+                .as_object()
+                .into_iter()
+                .flat_map(|o| o.values()),
+        )
+        .filter_map(|n| n["label"].as_str().map(str::to_lowercase))
+        .collect();
+    assert!(!labels.is_empty(), "{graph}");
+    for own in ["memory_expand", "rolling memory", "relates_to"] {
+        assert!(
+            !labels.iter().any(|l| l.contains(own)),
+            "the injected block was read back as the user's words ({own}): {labels:?}"
+        );
+    }
     // BeforeAgent context lasts one turn: the next turn gets the block again.
     let (out, _) = hook_as(&env, "gemini", &p("BeforeAgent", json!({"prompt": "next"})));
     let ctx = validated(&out, "BeforeAgent", 9_000);
     assert!(!ctx.contains('<') && !ctx.contains('>'), "{ctx}");
-    // AfterAgent feeds the reply; PreCompress reconciles; both answer `{}`.
+    // AfterAgent feeds the reply; a /compress (PreCompress `manual`)
+    // reconciles; both answer `{}`.
     let (out, _) = hook_as(
         &env,
         "gemini",
@@ -261,10 +286,27 @@ fn gemini_speaks_json_plain_text_and_its_own_event_names() {
         ),
     );
     assert_eq!(out, "{}");
+    wait_until("the spool to drain", || spool_drained(&env.state));
+    // Gemini fires PreCompress `auto` before every turn, compressing or not:
+    // it reconciles nothing.
+    let compactions = || env.log().matches(&format!("{sid} (compaction)")).count();
     let (out, _) = hook_as(
         &env,
         "gemini",
         &p("PreCompress", json!({"trigger": "auto"})),
+    );
+    assert_eq!(out, "{}");
+    wait_until("the spool to drain", || spool_drained(&env.state));
+    assert_eq!(
+        compactions(),
+        0,
+        "PreCompress auto reconciled: {}",
+        env.log()
+    );
+    let (out, _) = hook_as(
+        &env,
+        "gemini",
+        &p("PreCompress", json!({"trigger": "manual"})),
     );
     assert_eq!(out, "{}");
     wait_until("the spool to drain", || spool_drained(&env.state));
@@ -287,6 +329,7 @@ fn gemini_speaks_json_plain_text_and_its_own_event_names() {
         "{st}"
     );
     assert_eq!(st["unreconciled"], 0, "PreCompress did not reconcile: {st}");
+    assert!(compactions() > 0, "{}", env.log());
     // Bad input still answers `{}` and exits 0.
     let (out, code) = hook_as(&env, "gemini", b"{ not json");
     assert_eq!((out.as_str(), code), ("{}", 0));
@@ -397,4 +440,175 @@ fn a_stdin_that_never_closes_does_not_hold_the_hook() {
     drop(stdin);
     assert!(out.status.success() && out.stdout.is_empty());
     assert!(env.log().contains("stdin did not end"), "{}", env.log());
+}
+
+/// The slim hook with this environment, its daemon replaced by `true`: only
+/// the hooks themselves race.
+fn slim_hook(env: &TestEnv, host: &str) -> Command {
+    let base = env.cmd(&[]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rollgraph-hook"));
+    cmd.env_clear();
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.env("ROLLGRAPH_BIN", "true")
+        .arg(host)
+        .current_dir(&env.project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs hook processes at once: all are started before any gets its input.
+fn at_once(env: &TestEnv, host: &str, payloads: &[Vec<u8>]) -> Vec<String> {
+    let mut children: Vec<_> = payloads
+        .iter()
+        .map(|_| {
+            slim_hook(env, host)
+                .spawn()
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect();
+    for (c, p) in children.iter_mut().zip(payloads) {
+        if let Some(mut i) = c.stdin.take() {
+            let _ = i.write_all(p);
+        }
+    }
+    children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+            assert!(out.status.success());
+            let s = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            // Gemini's "nothing to say".
+            if s == "{}" { String::new() } else { s }
+        })
+        .collect()
+}
+
+fn inject_state(env: &TestEnv, sid: &str) -> Value {
+    serde_json::from_slice(
+        &std::fs::read(env.state.join(format!("spool/{sid}.inject.json"))).unwrap_or_default(),
+    )
+    .unwrap_or_default()
+}
+
+#[test]
+fn a_session_start_and_a_prompt_run_at_once_send_one_block() {
+    let env = warm_project();
+    for mode in ["delta", "full"] {
+        std::fs::create_dir_all(&env.state).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            env.state.join("config.toml"),
+            format!("[inject]\nmode = \"{mode}\"\n"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        for host in ["claude", "codex", "gemini"] {
+            let prompt_event = if host == "gemini" {
+                "BeforeAgent"
+            } else {
+                "UserPromptSubmit"
+            };
+            for trial in 0..8 {
+                let sid = format!("race-{mode}-{host}-{trial}");
+                let mut payloads = vec![
+                    env.payload(&sid, "SessionStart", json!({"source": "resume"})),
+                    env.payload(&sid, prompt_event, json!({"prompt": "where were we?"})),
+                ];
+                // Either may come first.
+                if trial % 2 == 1 {
+                    payloads.reverse();
+                }
+                let outs = at_once(&env, host, &payloads);
+                let blocks = outs.iter().filter(|o| !o.is_empty()).count();
+                assert_eq!(blocks, 1, "{mode} {host} trial {trial}: {outs:?}");
+                let st = inject_state(&env, &sid);
+                assert_eq!(st["inject"]["prompts"], 1, "{mode} {host}: {st}");
+                // The start and the turn are both queued, whatever the order.
+                let spool = std::fs::read_to_string(env.state.join(format!("spool/{sid}.jsonl")))
+                    .unwrap_or_default();
+                let mut kinds: Vec<String> = spool
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                    .map(|v| v["kind"].as_str().unwrap_or_default().to_owned())
+                    .collect();
+                kinds.sort();
+                assert_eq!(kinds, ["start", "turn"], "{mode} {host} trial {trial}");
+            }
+        }
+    }
+    let hook_errors: Vec<String> = env
+        .log()
+        .lines()
+        .filter(|l| l.contains(" hook["))
+        .map(str::to_owned)
+        .collect();
+    assert!(hook_errors.is_empty(), "hook errors: {hook_errors:?}");
+}
+
+#[test]
+fn prompts_run_at_once_send_one_full_block_and_lose_no_update() {
+    let env = warm_project();
+    for host in ["claude", "codex"] {
+        let sid = format!("burst-{host}");
+        let n = 8;
+        let payloads: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                env.payload(
+                    &sid,
+                    "UserPromptSubmit",
+                    json!({"prompt": format!("go on, step {i}")}),
+                )
+            })
+            .collect();
+        let outs = at_once(&env, host, &payloads);
+        let full = outs
+            .iter()
+            .filter(|o| o.contains("<rolling-memory ") || o.contains("<rolling-memory>"))
+            .count();
+        assert_eq!(full, 1, "{host}: {outs:?}");
+        // Nothing changed between them: the others send nothing.
+        assert_eq!(outs.iter().filter(|o| !o.is_empty()).count(), 1, "{host}");
+        // Every hook's update is in the state: none overwrote another's.
+        let st = inject_state(&env, &sid);
+        assert_eq!(st["inject"]["prompts"], n, "{host}: {st}");
+        let spool = std::fs::read_to_string(env.state.join(format!("spool/{sid}.jsonl")))
+            .unwrap_or_default();
+        assert_eq!(spool.lines().count(), n, "{host}: {spool}");
+    }
+}
+
+#[test]
+fn a_hook_that_cannot_get_the_inject_lock_sends_nothing_and_still_queues_its_turn() {
+    let env = warm_project();
+    let sid = "held";
+    std::fs::create_dir_all(env.state.join("spool")).unwrap_or_else(|e| panic!("{e}"));
+    let lock_path = env.state.join(format!("spool/{sid}.inject.lock"));
+    let f = std::fs::File::create(&lock_path).unwrap_or_else(|e| panic!("{e}"));
+    f.lock().unwrap_or_else(|e| panic!("{e}"));
+    let outs = at_once(
+        &env,
+        "claude",
+        &[env.payload(sid, "UserPromptSubmit", json!({"prompt": "still here"}))],
+    );
+    assert_eq!(outs, [""], "injected without the lock");
+    let spool =
+        std::fs::read_to_string(env.state.join(format!("spool/{sid}.jsonl"))).unwrap_or_default();
+    assert!(spool.contains("still here"), "the turn was lost: {spool}");
+    assert!(
+        env.log().contains("holds its inject state"),
+        "{}",
+        env.log()
+    );
+    drop(f);
+    // Released: the next prompt injects the block.
+    let outs = at_once(
+        &env,
+        "claude",
+        &[env.payload(sid, "UserPromptSubmit", json!({"prompt": "and now"}))],
+    );
+    assert!(outs[0].contains("<rolling-memory"), "{outs:?}");
 }

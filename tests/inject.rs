@@ -113,6 +113,8 @@ fn injected_tokens(t: &Transcript, mode: InjectMode) -> (usize, usize, usize, St
         match event {
             Event::Compaction { .. } => {
                 context.clear();
+                // As the hook does on PreCompact and a `compact` SessionStart.
+                st.needs_full = true;
                 send(&mut st, &s, Moment::Start, &mut context);
             }
             Event::Turn(turn) => {
@@ -125,6 +127,8 @@ fn injected_tokens(t: &Transcript, mode: InjectMode) -> (usize, usize, usize, St
                     let _ = s.cycle(&mut probe, now);
                 }
                 s.record_reply(&turn.assistant, &turn.files);
+                // The Stop hook: the model answered.
+                inject::answered(&mut st);
             }
         }
     }

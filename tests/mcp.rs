@@ -90,6 +90,28 @@ fn initialize_list_and_call_both_tools() {
     };
     assert_eq!(schema("memory_expand")["required"], json!(["handle"]));
     assert_eq!(schema("memory_query")["required"], json!(["text"]));
+    // Only standard JSON Schema formats (Gemini CLI warns on "uint").
+    assert!(
+        schema("memory_query")["properties"]["limit"]
+            .get("format")
+            .is_none(),
+        "{list}"
+    );
+    // Hosts that gate unannotated tools run these without asking: Codex
+    // refuses an unannotated MCP tool under `approval_policy = "never"`
+    // unless it is read-only, or neither destructive nor open-world.
+    let hints = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["annotations"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(hints("memory_query")["readOnlyHint"], true, "{list}");
+    assert_eq!(hints("memory_query")["openWorldHint"], false, "{list}");
+    assert_eq!(hints("memory_expand")["readOnlyHint"], false, "{list}");
+    assert_eq!(hints("memory_expand")["destructiveHint"], false, "{list}");
+    assert_eq!(hints("memory_expand")["openWorldHint"], false, "{list}");
 
     send(
         &mut stdin,

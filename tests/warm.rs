@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::repo;
 use chrono::{DateTime, Duration, Utc};
 use rollgraph_engine::graph::{Domain, Node, NodeId, NodeKind, Provenance};
 use rollgraph_engine::lifecycle::{self, ReconcileReason};
@@ -518,24 +519,120 @@ fn transcript_catch_up_replays_only_the_turns_a_dead_session_missed() {
     assert!(warm.find_by_name("Priya Raman").is_some());
 }
 
-#[test]
-fn a_transcript_from_another_host_is_refused_cleanly() {
+/// Crash recovery from another host's transcript: the session's turns are
+/// replayed from it and merged into the project's warm graph.
+fn recover_from(fixture: &str, format: Option<&str>, session: &str, expect_format: &str) {
     let env = Env::new();
-    let file = env.path("codex.jsonl");
-    ok(std::fs::write(
-        &file,
-        "{\"timestamp\":\"2026-11-02T09:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"x\",\"cwd\":\"/tmp\"}}\n{\"timestamp\":\"2026-11-02T09:00:01Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}}\n",
-    ));
+    let file = repo().join("tests/fixtures/hosts").join(fixture);
+    let project = env.project();
+    let mut args = vec![
+        "reconcile",
+        "--transcript",
+        file.to_str().unwrap_or_default(),
+        "--project",
+        &project,
+        "--json",
+    ];
+    if let Some(f) = format {
+        args.extend(["--format", f]);
+    }
+    let o = env.run(day(0), &args);
+    assert!(o.status.success(), "{fixture}: {}", stderr(&o));
+    let v: serde_json::Value = ok(serde_json::from_str(&stdout(&o)));
+    assert_eq!(v[0]["session"], session, "{v}");
+    assert_eq!(v[0]["replayed_turns"], 2, "{fixture}: {v}");
+    assert_eq!(v[0]["transcript_format"], expect_format, "{v}");
+    let warm = ok(lifecycle::warm_graph(&env.home(), Path::new(&project)));
+    // The changed decision, with what it replaced.
+    let old = decision_with(&warm, "Use Postwick", "Mailbarn");
+    assert!(
+        old.is_some_and(|o| warm
+            .superseded_by(&o.id)
+            .is_some_and(|n| n.label.contains("Mailbarn"))),
+        "{fixture}: the changed decision is not in the warm graph"
+    );
+    assert!(warm.find_by_name("Dana Whitlock").is_some(), "{fixture}");
+    // What the hook injected (Gemini keeps it in the prompt's record, Codex
+    // as a developer message) is not read back as the user's words.
+    assert!(
+        !warm
+            .nodes()
+            .into_iter()
+            .any(|n| n.label.contains("memory_expand") || n.label.contains("Rolling memory")),
+        "{fixture}: the injected block became nodes"
+    );
+    // Again: nothing is replayed twice.
+    let o = env.run(day(0), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = ok(serde_json::from_str(&stdout(&o)));
+    assert!(v[0].get("replayed_turns").is_none(), "{v}");
+}
+
+#[test]
+fn reconcile_recovers_a_codex_rollout() {
+    recover_from(
+        "codex-rollout.jsonl",
+        None,
+        "01a20c6b-9f29-7c90-87f5-18faf69ee383",
+        "codex",
+    );
+    recover_from(
+        "codex-rollout.jsonl",
+        Some("codex"),
+        "01a20c6b-9f29-7c90-87f5-18faf69ee383",
+        "codex",
+    );
+}
+
+#[test]
+fn reconcile_recovers_a_gemini_session() {
+    recover_from(
+        "gemini-session.jsonl",
+        None,
+        "bd86086a-fec3-47eb-8669-8c5d21035c4d",
+        "gemini",
+    );
+    recover_from(
+        "gemini-session.jsonl",
+        Some("gemini"),
+        "bd86086a-fec3-47eb-8669-8c5d21035c4d",
+        "gemini",
+    );
+}
+
+#[test]
+fn a_transcript_read_in_the_wrong_format_is_refused_cleanly() {
+    let env = Env::new();
+    let file = repo().join("tests/fixtures/hosts/codex-rollout.jsonl");
     let o = env.run(
         day(0),
-        &["reconcile", "--transcript", &file.display().to_string()],
+        &[
+            "reconcile",
+            "--transcript",
+            file.to_str().unwrap_or_default(),
+            "--format",
+            "claude",
+        ],
     );
     assert!(!o.status.success());
     assert!(stderr(&o).contains("another host"), "{}", stderr(&o));
     assert!(
         env.home().sessions().is_empty(),
-        "a session was created from a foreign transcript"
+        "a session was created from a transcript with no turns"
     );
+    // Nothing any reader takes: refused too.
+    let junk = env.path("junk.jsonl");
+    ok(std::fs::write(&junk, "{\"a\":1}\n{\"b\":2}\n"));
+    let o = env.run(
+        day(0),
+        &[
+            "reconcile",
+            "--transcript",
+            junk.to_str().unwrap_or_default(),
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(env.home().sessions().is_empty());
 }
 
 /// Prepares a hot session holding `labels` (each seen in this session).

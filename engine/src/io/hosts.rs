@@ -14,9 +14,15 @@
 //!   a metadata line (`sessionId`, `projectHash`, `startTime`), then records
 //!   `{id, timestamp, type: user|gemini|info|error|warning, content,
 //!   toolCalls?}`. A record with an `id` already seen replaces the earlier
-//!   one; `{"$set": …}` updates metadata; `{"$rewindTo": id}` drops that
-//!   record and everything after it. Hook context Gemini appended to a
-//!   prompt (`<hook_context>…</hook_context>`) is cut off.
+//!   one; `{"$set": …}` updates metadata, and `{"$set": {"messages": […]}}`
+//!   replaces every record (Gemini CLI 0.61 writes its `<session_context>`
+//!   preamble that way); `{"$rewindTo": id}` drops that record and everything
+//!   after it (everything, when the id is unknown). Hook context Gemini adds
+//!   to a prompt (`<hook_context>…</hook_context>`, before the typed text in
+//!   0.61) is removed; user records that are only the CLI's own (empty,
+//!   `/command`, `?`, `<session_context>`) are skipped, as Gemini skips them.
+//!   The older whole-file form (`session-*.json`, one object with
+//!   `messages`) is read too.
 //!
 //! Every text is redacted as it is read; a broken line is a warning.
 
@@ -39,8 +45,22 @@ pub enum Format {
     Gemini,
 }
 
+impl Format {
+    /// The name on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Claude => "claude",
+            Format::Codex => "codex",
+            Format::Gemini => "gemini",
+        }
+    }
+}
+
 /// Guesses the format from the first JSON object line.
 pub fn sniff(text: &str) -> Format {
+    if gemini_whole_file(text).is_some() {
+        return Format::Gemini;
+    }
     for line in text.lines().take(20) {
         let Ok(v) = serde_json::from_str::<Value>(line.trim()) else {
             continue;
@@ -77,13 +97,20 @@ pub fn parse_any(text: &str) -> Transcript {
     }
 }
 
-/// Reads a transcript file of any host we know.
+/// Parses a transcript in a given host's format (Claude's reader also
+/// takes the plain `{ts, user, assistant}` lines).
+pub fn parse_as(text: &str, format: Format) -> Transcript {
+    match format {
+        Format::Claude => crate::plain::parse_any(text),
+        Format::Codex => parse_codex(text),
+        Format::Gemini => parse_gemini(text),
+    }
+}
+
+/// Reads a transcript file of any host we know (a regular file only,
+/// bounded, as [`crate::transcript::read_text`] reads it).
 pub fn read_any(path: &Path) -> Result<Transcript, TranscriptError> {
-    let bytes = std::fs::read(path).map_err(|error| TranscriptError::Io {
-        path: path.display().to_string(),
-        error,
-    })?;
-    Ok(parse_any(&String::from_utf8_lossy(&bytes)))
+    Ok(parse_any(&crate::transcript::read_text(path)?))
 }
 
 fn ts(v: &Value) -> Option<DateTime<Utc>> {
@@ -240,14 +267,82 @@ fn gemini_text(content: Option<&Value>) -> String {
     }
 }
 
-/// A prompt without the hook context Gemini appended to it.
-fn without_hook_context(text: &str) -> String {
-    let cut = ["<hook_context>", "&lt;hook_context&gt;"]
-        .iter()
-        .filter_map(|m| text.find(m))
-        .min()
-        .unwrap_or(text.len());
-    text[..cut].trim().to_owned()
+/// A prompt without the hook context Gemini CLI added to it: every
+/// `<hook_context>…</hook_context>` span (also HTML-escaped), wherever it
+/// is; an unclosed one runs to the end. Gemini 0.61 puts SessionStart's and
+/// BeforeAgent's context before the typed text, in the transcript and in the
+/// `prompt` its later hooks receive: left in, rollgraph would read its own
+/// block back as something the user said.
+pub fn without_hook_context(text: &str) -> String {
+    const TAGS: [(&str, &str); 2] = [
+        ("<hook_context>", "</hook_context>"),
+        ("&lt;hook_context&gt;", "&lt;/hook_context&gt;"),
+    ];
+    if !text.contains("hook_context") {
+        return text.trim().to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = TAGS
+            .iter()
+            .filter_map(|(open, close)| rest.find(open).map(|i| (i, *open, *close)))
+            .min_by_key(|(i, _, _)| *i);
+        let Some((i, open, close)) = next else {
+            out.push_str(rest);
+            break;
+        };
+        out.push_str(&rest[..i]);
+        let after = &rest[i + open.len()..];
+        match after.find(close) {
+            Some(j) => rest = &after[j + close.len()..],
+            None => break,
+        }
+    }
+    out.trim().to_owned()
+}
+
+/// User text that is the CLI's own, not a prompt (as Gemini CLI itself
+/// tells them apart when it resumes a session).
+fn gemini_ignored(text: &str) -> bool {
+    text.is_empty()
+        || text.starts_with('/')
+        || text.starts_with('?')
+        || text.starts_with("<session_context>")
+}
+
+/// The older whole-file session (`session-*.json`): one JSON object with
+/// `sessionId` and a `messages` array.
+fn gemini_whole_file(text: &str) -> Option<Value> {
+    let t = text.trim_start();
+    if !t.starts_with('{') || !t.contains("\"messages\"") {
+        return None;
+    }
+    // A JSON-lines file's first line alone is not the whole text.
+    if t.lines()
+        .nth(1)
+        .is_some_and(|l| l.trim_start().starts_with('{'))
+    {
+        return None;
+    }
+    let v: Value = serde_json::from_str(t).ok()?;
+    (v.get("sessionId").is_some() && v.get("messages").is_some_and(Value::is_array)).then_some(v)
+}
+
+/// Adds a message record, replacing one with the same id where it was.
+fn gemini_put(records: &mut Vec<Value>, v: Value) {
+    match str_of(&v, "id").and_then(|id| records.iter().position(|r| str_of(r, "id") == Some(id))) {
+        Some(i) => records[i] = v,
+        None => records.push(v),
+    }
+}
+
+fn gemini_messages(records: &mut Vec<Value>, messages: Option<&Value>) {
+    for m in messages.and_then(Value::as_array).into_iter().flatten() {
+        if m.is_object() {
+            gemini_put(records, m.clone());
+        }
+    }
 }
 
 /// Parses a Gemini CLI session file.
@@ -255,38 +350,44 @@ pub fn parse_gemini(text: &str) -> Transcript {
     let mut t = Transcript::default();
     // Records in order, a later one with the same id replacing the earlier.
     let mut records: Vec<Value> = Vec::new();
-    for item in crate::transcript::json_lines(text) {
-        let (_, v) = match item {
-            Ok(x) => x,
-            Err(w) => {
-                t.warnings.push(w);
+    if let Some(whole) = gemini_whole_file(text) {
+        t.session_id = str_of(&whole, "sessionId").map(str::to_owned);
+        gemini_messages(&mut records, whole.get("messages"));
+    } else {
+        for item in crate::transcript::json_lines(text) {
+            let (_, v) = match item {
+                Ok(x) => x,
+                Err(w) => {
+                    t.warnings.push(w);
+                    continue;
+                }
+            };
+            if let Some(set) = v.get("$set") {
+                if let Some(id) = str_of(set, "sessionId") {
+                    t.session_id = Some(id.to_owned());
+                }
+                if set.get("messages").is_some_and(Value::is_array) {
+                    records.clear();
+                    gemini_messages(&mut records, set.get("messages"));
+                }
                 continue;
             }
-        };
-        if let Some(set) = v.get("$set") {
-            if let Some(id) = str_of(set, "sessionId") {
-                t.session_id = Some(id.to_owned());
+            if let Some(to) = v.get("$rewindTo").and_then(Value::as_str) {
+                match records.iter().position(|r| str_of(r, "id") == Some(to)) {
+                    Some(i) => records.truncate(i),
+                    None => records.clear(),
+                }
+                continue;
             }
-            continue;
-        }
-        if let Some(to) = v.get("$rewindTo").and_then(Value::as_str) {
-            if let Some(i) = records.iter().position(|r| str_of(r, "id") == Some(to)) {
-                records.truncate(i);
+            if str_of(&v, "type").is_none() {
+                // The metadata line (which may carry messages).
+                if t.session_id.is_none() {
+                    t.session_id = str_of(&v, "sessionId").map(str::to_owned);
+                }
+                gemini_messages(&mut records, v.get("messages"));
+                continue;
             }
-            continue;
-        }
-        if str_of(&v, "type").is_none() {
-            // The metadata line.
-            if t.session_id.is_none() {
-                t.session_id = str_of(&v, "sessionId").map(str::to_owned);
-            }
-            continue;
-        }
-        match str_of(&v, "id")
-            .and_then(|id| records.iter().position(|r| str_of(r, "id") == Some(id)))
-        {
-            Some(i) => records[i] = v,
-            None => records.push(v),
+            gemini_put(&mut records, v);
         }
     }
     let mut current: Option<Turn> = None;
@@ -295,7 +396,7 @@ pub fn parse_gemini(text: &str) -> Transcript {
         match str_of(r, "type").unwrap_or("") {
             "user" => {
                 let text = without_hook_context(&gemini_text(r.get("content")));
-                if text.is_empty() || text.starts_with('/') {
+                if gemini_ignored(&text) {
                     t.skipped += 1;
                     continue;
                 }
@@ -396,6 +497,80 @@ not json
         assert_eq!(turns[0].assistant, "Switched to Postwick.");
         assert_eq!(turns[0].files, ["src/mail.rs"]);
         assert_eq!(turns[1].user, "Now the tests");
+    }
+
+    #[test]
+    fn gemini_hook_context_is_removed_wherever_it_is() {
+        assert_eq!(
+            without_hook_context(
+                "<hook_context>Rolling memory\n- x</hook_context>\n\nNow the tests"
+            ),
+            "Now the tests"
+        );
+        assert_eq!(
+            without_hook_context("Use Postwick.\n<hook_context>block</hook_context>"),
+            "Use Postwick."
+        );
+        assert_eq!(
+            without_hook_context("a &lt;hook_context&gt;b&lt;/hook_context&gt; c"),
+            "a  c"
+        );
+        assert_eq!(without_hook_context("keep <hook_context>unclosed"), "keep");
+        assert_eq!(without_hook_context("  plain  "), "plain");
+    }
+
+    /// Gemini CLI 0.61: the preamble comes as `$set` of `messages`, a resume
+    /// resets and restores them, and SessionStart's block sits before the
+    /// typed prompt.
+    const GEMINI_061: &str = r#"{"sessionId":"g-2","projectHash":"abc","startTime":"2026-11-02T09:00:00Z","lastUpdated":"2026-11-02T09:00:00Z","kind":"main"}
+{"$set":{"messages":[{"id":"pre","timestamp":"2026-11-02T09:00:00Z","type":"user","content":[{"text":"<session_context>\nThis is the Gemini CLI.</session_context>"}]}]}}
+{"id":"u1","timestamp":"2026-11-02T09:00:01Z","type":"user","content":[{"text":"Use Postwick for email."}]}
+{"id":"g1","timestamp":"2026-11-02T09:00:02Z","type":"gemini","content":"OK"}
+{"sessionId":"g-2","projectHash":"abc","startTime":"2026-11-02T09:05:00Z","lastUpdated":"2026-11-02T09:05:00Z","kind":"main"}
+{"$set":{"messages":[{"id":"pre","type":"user","content":[{"text":"<session_context>x</session_context>"}]}]}}
+{"$set":{"messages":[{"id":"pre","type":"user","content":[{"text":"<session_context>x</session_context>"}]},{"id":"u1","timestamp":"2026-11-02T09:00:01Z","type":"user","content":[{"text":"Use Postwick for email."}]},{"id":"g1","type":"gemini","content":"OK"}]}}
+{"id":"u2","timestamp":"2026-11-02T09:05:01Z","type":"user","content":[{"text":"<hook_context>Rolling memory (session g-2):\n- Postwick</hook_context>\n\nSwitch to Mailbarn."}]}
+{"id":"g2","timestamp":"2026-11-02T09:05:02Z","type":"gemini","content":"Done."}
+{"id":"u3","type":"user","content":"?"}
+"#;
+
+    #[test]
+    fn gemini_061_session() {
+        assert_eq!(sniff(GEMINI_061), Format::Gemini);
+        let t = parse_any(GEMINI_061);
+        assert_eq!(t.session_id.as_deref(), Some("g-2"));
+        let turns: Vec<(&str, &str)> = t
+            .turns()
+            .map(|x| (x.user.as_str(), x.assistant.as_str()))
+            .collect();
+        assert_eq!(
+            turns,
+            [
+                ("Use Postwick for email.", "OK"),
+                ("Switch to Mailbarn.", "Done.")
+            ]
+        );
+        // An unknown rewind target empties the session, as in Gemini CLI.
+        let t = parse_gemini(&format!("{GEMINI_061}{{\"$rewindTo\":\"nope\"}}\n"));
+        assert_eq!(t.turns().count(), 0);
+    }
+
+    #[test]
+    fn gemini_whole_file_sessions_are_read() {
+        let whole = r#"{
+  "sessionId": "g-old",
+  "projectHash": "abc",
+  "startTime": "2026-01-02T09:00:00Z",
+  "messages": [
+    {"id": "1", "timestamp": "2026-01-02T09:00:01Z", "type": "user", "content": "Use Postwick for email."},
+    {"id": "2", "timestamp": "2026-01-02T09:00:02Z", "type": "gemini", "content": "Done."}
+  ]
+}"#;
+        assert_eq!(sniff(whole), Format::Gemini);
+        let t = parse_any(whole);
+        assert_eq!(t.session_id.as_deref(), Some("g-old"));
+        assert_eq!(t.turns().count(), 1);
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     }
 
     #[test]

@@ -15,7 +15,10 @@
 //!   everything that changed since the last full block, said in one update,
 //!   would outweigh a fresh block.
 //! - Never the same block twice in one turn (SessionStart then the first
-//!   prompt of a resumed session send one block).
+//!   prompt of a resumed session send one block; so do a prompt and a
+//!   SessionStart the host ran at once, in either order). A turn lasts from
+//!   its prompt to the model's answer ([`answered`]); a compaction or a
+//!   clear (`needs_full`) cuts the history, so the block goes again.
 //!
 //! Everything here is pure and cheap (no tokenizer: delta sizes are
 //! estimated from the full block's own characters-per-token), because it
@@ -89,6 +92,9 @@ pub struct Injected {
     pub last_block: u64,
     /// Whether the last block was sent at SessionStart (no prompt since).
     pub at_start: bool,
+    /// A prompt came and its answer (Stop, AfterAgent) has not: the turn
+    /// is still open.
+    pub turn_open: bool,
     /// The next prompt gets the full block (compaction happened).
     pub needs_full: bool,
     /// Prompts this session had (through the hook).
@@ -308,6 +314,12 @@ fn record_full(state: &mut Injected, r: &StoredRender) {
     state.sent_full_tokens += r.tokens;
 }
 
+/// The model answered (Stop, AfterAgent): the turn is closed, and a later
+/// SessionStart (a resume) gets the block again.
+pub fn answered(state: &mut Injected) {
+    state.turn_open = false;
+}
+
 /// Chooses what to send for `r` at `moment` and records it in `state`.
 /// `None`: send nothing.
 pub fn plan(
@@ -318,9 +330,11 @@ pub fn plan(
 ) -> Option<Planned> {
     let prompt = moment == Moment::Prompt;
     let was_at_start = state.at_start;
+    let was_open = state.turn_open;
     state.at_start = !prompt;
     if prompt {
         state.prompts += 1;
+        state.turn_open = true;
     }
     if r.text.trim().is_empty() {
         return None;
@@ -328,6 +342,12 @@ pub fn plan(
     let fp = fingerprint(&r.text);
     // The block the model got at SessionStart of this very turn: not again.
     if prompt && was_at_start && state.last_block == fp {
+        return None;
+    }
+    // A SessionStart after this turn's prompt (or another SessionStart)
+    // already sent this very block: the host ran two hooks of one turn at
+    // once. Not again, unless the history was cut (compaction, clear).
+    if !prompt && !state.needs_full && (was_at_start || was_open) && state.last_block == fp {
         return None;
     }
     let full = |state: &mut Injected| {
@@ -412,6 +432,34 @@ mod tests {
         assert!(!text.contains("A (fact)"), "{text}");
         assert!(text.contains("updates=\"1\""), "{text}");
         assert_eq!(plan(&mut st, &r2, Moment::Prompt, InjectMode::Delta), None);
+    }
+
+    #[test]
+    fn a_start_and_a_prompt_of_one_turn_send_one_block_in_either_order() {
+        for mode in [InjectMode::Delta, InjectMode::Full] {
+            let r = render(1, &[("a", "A")], &["A"]);
+            // Start first.
+            let mut st = Injected::default();
+            assert!(plan(&mut st, &r, Moment::Start, mode).is_some());
+            assert_eq!(plan(&mut st, &r, Moment::Prompt, mode), None);
+            // Prompt first: the SessionStart behind it sends nothing.
+            let mut st = Injected::default();
+            assert!(plan(&mut st, &r, Moment::Prompt, mode).is_some());
+            assert_eq!(plan(&mut st, &r, Moment::Start, mode), None, "{mode:?}");
+            // Two SessionStarts of one turn: one block.
+            let mut st = Injected::default();
+            assert!(plan(&mut st, &r, Moment::Start, mode).is_some());
+            assert_eq!(plan(&mut st, &r, Moment::Start, mode), None, "{mode:?}");
+            // Once the model answered, a resume gets the block again; so does
+            // a compaction or a clear, answered or not.
+            let mut st = Injected::default();
+            let _ = plan(&mut st, &r, Moment::Prompt, mode);
+            answered(&mut st);
+            assert!(plan(&mut st, &r, Moment::Start, mode).is_some(), "{mode:?}");
+            let _ = plan(&mut st, &r, Moment::Prompt, mode);
+            st.needs_full = true;
+            assert!(plan(&mut st, &r, Moment::Start, mode).is_some(), "{mode:?}");
+        }
     }
 
     #[test]
