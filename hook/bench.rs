@@ -18,7 +18,7 @@ use rollgraph_engine::probe::{HeuristicProbe, Probe, ProbeInput};
 use rollgraph_engine::render::{RenderContext, render};
 use rollgraph_engine::session::{Session, rules};
 use rollgraph_engine::store::Home;
-use rollgraph_engine::{clock, decay, patch, synth, transcript};
+use rollgraph_engine::{clock, decay, patch, search, synth, transcript};
 
 use crate::common::{out, out_json};
 
@@ -34,6 +34,9 @@ pub struct BenchArgs {
     /// The transcript for the probe-rate measurement.
     #[arg(long, default_value = "examples/session.jsonl")]
     pub transcript: PathBuf,
+    /// Episode turns beside the graph for the query measurement.
+    #[arg(long, default_value_t = 5000)]
+    pub episode_turns: u32,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -85,6 +88,14 @@ pub struct BenchReport {
     pub apply_decay: Timing,
     /// The whole journaled cycle (validate, fsynced journal append, apply, decay, render, state files).
     pub session_cycle: Timing,
+    /// Episode turns searched beside the graph.
+    pub episode_turns: u32,
+    /// `memory_query` without the embedding model: index build, ranking and packing to 800 tokens.
+    pub query: Timing,
+    /// Of which building the index over the nodes and turns.
+    pub query_index: Timing,
+    /// Bytes of a session's episode log per 1,000 turns (as written).
+    pub episode_bytes_per_1000_turns: u64,
 }
 
 /// Runs the benchmark.
@@ -176,6 +187,39 @@ pub fn run(args: BenchArgs) -> Result<()> {
         cycle_samples.push(s.elapsed().as_secs_f64() * 1e6);
     }
 
+    // 5. Query: the graph and its episode turns, at the MCP default budget.
+    let eps = synth::episodes("bench", args.episode_turns, 43, now);
+    let log = tmp.path().join("episodes.jsonl");
+    rollgraph_engine::episodes::append(&log, &eps, u64::MAX)?;
+    let log_bytes = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+    let questions = [
+        "which invoice billing decision did we make before",
+        "who owns the webhook retries",
+        "what is the limit for the ledger export",
+        "dunning schedule",
+    ];
+    let mut q_samples = Vec::new();
+    let mut build_samples = Vec::new();
+    for i in 0..n.min(40) {
+        let s = Instant::now();
+        let sources = search::Sources {
+            graphs: vec![search::GraphSource {
+                name: "session".into(),
+                graph: &g,
+            }],
+            episodes: eps.clone(),
+        };
+        let idx = search::SearchIndex::build(sources);
+        build_samples.push(s.elapsed().as_secs_f64() * 1e6);
+        let a = idx.search(
+            questions[i % questions.len()],
+            &search::SearchOptions::at(now),
+            None,
+        );
+        q_samples.push(s.elapsed().as_secs_f64() * 1e6);
+        std::hint::black_box(a);
+    }
+
     let report = BenchReport {
         turns,
         probes,
@@ -191,6 +235,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
         probe: timing(probe_samples),
         apply_decay: timing(apply_samples),
         session_cycle: timing(cycle_samples),
+        episode_turns: args.episode_turns,
+        query: timing(q_samples),
+        query_index: timing(build_samples),
+        episode_bytes_per_1000_turns: log_bytes * 1000 / u64::from(args.episode_turns.max(1)),
     };
     if args.json {
         return out_json(&report);
@@ -220,6 +268,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
     s.push_str(&row(
         "journaled session cycle (fsync, render)",
         &report.session_cycle,
+    ));
+    s.push_str(&row(
+        &format!("query, {} turns (target 20 ms)", report.episode_turns),
+        &report.query,
+    ));
+    s.push_str(&row("  of which index build", &report.query_index));
+    s.push_str(&format!(
+        "episode log: {} bytes per 1,000 turns\n",
+        report.episode_bytes_per_1000_turns
     ));
     out(&s)
 }

@@ -32,15 +32,15 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use rollgraph_engine::render::count_tokens;
-use rollgraph_engine::{Config, episodes, search};
 use rollgraph_engine::extract::lexicon;
 use rollgraph_engine::graph::{Graph, NodeKind, normalize_name};
 use rollgraph_engine::plain;
 use rollgraph_engine::probe::Probe;
+use rollgraph_engine::render::count_tokens;
 use rollgraph_engine::session::Session;
 use rollgraph_engine::store::Home;
 use rollgraph_engine::transcript::Transcript;
+use rollgraph_engine::{Config, episodes, search};
 
 use crate::common::{home_and_config, out, out_json};
 
@@ -529,13 +529,14 @@ fn retrieval(
         }],
         episodes: read.episodes.into_iter().map(|(_, e)| e).collect(),
     };
+    let idx = search::SearchIndex::build(src);
     let turns: Vec<String> = t.turns().map(turn_text).collect();
     let newest: Vec<&str> = turns.iter().rev().map(String::as_str).collect();
     let recent = pack_in_order(&newest, budget);
     let mut opts = search::SearchOptions::at(now);
     opts.budget = budget;
     for q in &labels.questions {
-        let a = search::search(&src, &q.q, &opts, None);
+        let a = idx.search(&q.q, &opts, None);
         s.query_tokens += a.tokens as u64;
         tally(&mut s.query_hits, &mut s.query_words, &a.text, &q.answer);
         let ranked: Vec<&str> = search::bm25_rank(&turns, &q.q)

@@ -259,7 +259,11 @@ async fn serve_checked(server: MemoryServer) -> Result<()> {
                 }
                 continue;
             }
-            if to_server.write_all(format!("{l}\n").as_bytes()).await.is_err() {
+            if to_server
+                .write_all(format!("{l}\n").as_bytes())
+                .await
+                .is_err()
+            {
                 break;
             }
         }

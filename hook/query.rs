@@ -198,7 +198,7 @@ fn answer(
     opts.budget = ask.budget;
     opts.limit = ask.limit.clamp(1, 50);
     opts.notes = notes;
-    let a = search::search(&sources, &ask.text, &opts, Some(&close));
+    let a = search::search(sources, &ask.text, &opts, Some(&close));
     Ok(a)
 }
 
@@ -218,7 +218,15 @@ pub fn query_direct(
     let answer = match Session::open_with(home, session, config.clone(), wait, repair) {
         Ok(mut s) => {
             let cwd = s.state.cwd.clone();
-            let a = answer(home, config, &s.graph, &s.dir.clone(), cwd.as_deref(), ask, now)?;
+            let a = answer(
+                home,
+                config,
+                &s.graph,
+                &s.dir.clone(),
+                cwd.as_deref(),
+                ask,
+                now,
+            )?;
             s.state.stats.queries += 1;
             s.save_state()?;
             a
@@ -227,7 +235,15 @@ pub fn query_direct(
             let v = SessionView::load(home, session, config.clone())?;
             crate::inspect::warn_damage(session, &v.load);
             let dir = home.session_dir(session)?;
-            answer(home, config, &v.graph, &dir, v.state.cwd.as_deref(), ask, now)?
+            answer(
+                home,
+                config,
+                &v.graph,
+                &dir,
+                v.state.cwd.as_deref(),
+                ask,
+                now,
+            )?
         }
         Err(e) => return Err(e.into()),
     };

@@ -449,7 +449,15 @@ pub fn serve_request(home: &Home, config: &Config, req: Request) -> Result<serde
                 budget,
                 scope,
             };
-            let q = query::query_direct(home, config, &session, &ask, now, Duration::from_secs(3), true)?;
+            let q = query::query_direct(
+                home,
+                config,
+                &session,
+                &ask,
+                now,
+                Duration::from_secs(3),
+                true,
+            )?;
             Ok(serde_json::to_value(q)?)
         }
     }

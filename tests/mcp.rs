@@ -158,7 +158,10 @@ fn initialize_list_and_call_both_tools() {
         assert_eq!(qs["properties"][key]["type"], "integer", "{qs}");
         assert!(qs["properties"][key]["default"].is_number(), "{qs}");
     }
-    assert_eq!(qs["properties"]["scope"]["default"], "session-project", "{qs}");
+    assert_eq!(
+        qs["properties"]["scope"]["default"], "session-project",
+        "{qs}"
+    );
     send(
         &mut stdin,
         &json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "memory_query", "arguments": {"text": "retries", "limit": 2, "budget": 120, "scope": "session"}}}),

@@ -29,7 +29,15 @@ fn tokens(text: &str) -> usize {
 #[test]
 fn query_and_expand_on_the_example() {
     let env = replayed();
-    let q = ok(&env, &["query", "which email provider did we pick?", "--scope", "session"]);
+    let q = ok(
+        &env,
+        &[
+            "query",
+            "which email provider did we pick?",
+            "--scope",
+            "session",
+        ],
+    );
     crate::snap!("query_email_provider", q);
     let e = ok(&env, &["expand", "technical/other", "--budget", "300"]);
     crate::snap!("expand_technical_other_300", e);
@@ -65,23 +73,51 @@ fn every_turn_is_kept_as_an_episode_and_answers_what_no_node_holds() {
     let ev = &said["evidence"][0];
     assert!(ev["turn"].as_u64().is_some_and(|t| t > 0), "{said}");
     assert_eq!(ev["date"], "2026-11-02", "{said}");
-    assert!(ev["speaker"] == "user" || ev["speaker"] == "assistant", "{said}");
+    assert!(
+        ev["speaker"] == "user" || ev["speaker"] == "assistant",
+        "{said}"
+    );
 }
 
 #[test]
 fn answers_never_exceed_their_budget() {
     let env = replayed();
-    for (asked, applied) in [(0, 60), (60, 60), (150, 150), (800, 800), (1_000_000, 20_000)] {
+    for (asked, applied) in [
+        (0, 60),
+        (60, 60),
+        (150, 150),
+        (800, 800),
+        (1_000_000, 20_000),
+    ] {
         let b = asked.to_string();
-        let a = json(&env, &["query", "email retries dunning billing", "--budget", &b, "--json"]);
+        let a = json(
+            &env,
+            &[
+                "query",
+                "email retries dunning billing",
+                "--budget",
+                &b,
+                "--json",
+            ],
+        );
         assert_eq!(a["budget"], applied, "{a}");
         let text = a["text"].as_str().unwrap_or_default();
-        assert!(tokens(text) <= applied, "{asked}: {} > {applied}", tokens(text));
-        assert!(a["tokens"].as_u64().unwrap_or(u64::MAX) <= applied as u64, "{a}");
+        assert!(
+            tokens(text) <= applied,
+            "{asked}: {} > {applied}",
+            tokens(text)
+        );
+        assert!(
+            a["tokens"].as_u64().unwrap_or(u64::MAX) <= applied as u64,
+            "{a}"
+        );
         if asked != applied {
             assert!(text.contains("clamped"), "{text}");
         }
-        let e = json(&env, &["expand", "technical/other", "--budget", &b, "--json"]);
+        let e = json(
+            &env,
+            &["expand", "technical/other", "--budget", &b, "--json"],
+        );
         let text = e["text"].as_str().unwrap_or_default();
         assert!(tokens(text) <= applied, "expand {asked}: {}", tokens(text));
     }
@@ -90,11 +126,20 @@ fn answers_never_exceed_their_budget() {
 #[test]
 fn expansion_is_bounded_and_raises_only_what_it_showed() {
     let env = replayed();
-    let e = json(&env, &["expand", "technical/other", "--budget", "400", "--json"]);
+    let e = json(
+        &env,
+        &["expand", "technical/other", "--budget", "400", "--json"],
+    );
     let shown = e["ids"].as_array().map_or(0, Vec::len);
     let more = e["more"].as_array().map_or(0, Vec::len);
     assert!(shown >= 1 && more > 10, "shown {shown}, more {more}");
-    assert!(e["text"].as_str().unwrap_or_default().contains(" more (expand an id"), "{e}");
+    assert!(
+        e["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(" more (expand an id"),
+        "{e}"
+    );
     // Only the shown nodes were touched: the journal's last entry names them.
     let show = json(&env, &["show", "--json"]);
     let nodes = show["nodes"].as_object().cloned().unwrap_or_default();
@@ -134,12 +179,18 @@ fn a_damaged_episode_log_keeps_its_valid_part_and_says_so() {
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     lines[3] = lines[3].replacen("turn", "tvrn", 1);
-    let damaged = format!("{}\n{{\"seq\":99999,\"crc\":1,\"entry\":{{\"sess", lines.join("\n"));
+    let damaged = format!(
+        "{}\n{{\"seq\":99999,\"crc\":1,\"entry\":{{\"sess",
+        lines.join("\n")
+    );
     std::fs::write(&log, &damaged).unwrap_or_else(|e| panic!("{e}"));
     let a = json(&env, &["query", "money helper commit", "--json"]);
     let notes = a["notes"].to_string();
     assert!(notes.contains("session episodes"), "{notes}");
-    assert!(notes.contains("line 4") && notes.contains("torn"), "{notes}");
+    assert!(
+        notes.contains("line 4") && notes.contains("torn"),
+        "{notes}"
+    );
     assert!(!a["hits"].as_array().map_or(true, Vec::is_empty), "{a}");
     // A query reads; it never repairs.
     assert_eq!(std::fs::read_to_string(&log).unwrap_or_default(), damaged);
@@ -167,16 +218,38 @@ fn the_project_scope_answers_from_an_earlier_session() {
         ),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    ok(&env, &["replay", &fresh.display().to_string(), "--session", "fresh"]);
-    let only = ok(&env, &["query", "money helper commit", "--session", "fresh", "--scope", "session"]);
+    ok(
+        &env,
+        &["replay", &fresh.display().to_string(), "--session", "fresh"],
+    );
+    let only = ok(
+        &env,
+        &[
+            "query",
+            "money helper commit",
+            "--session",
+            "fresh",
+            "--scope",
+            "session",
+        ],
+    );
     assert!(only.starts_with("nothing in memory matches"), "{only}");
     let a = json(
         &env,
-        &["query", "money helper commit", "--session", "fresh", "--scope", "project", "--json"],
+        &[
+            "query",
+            "money helper commit",
+            "--session",
+            "fresh",
+            "--scope",
+            "project",
+            "--json",
+        ],
     );
     let hits = a["hits"].as_array().cloned().unwrap_or_default();
     assert!(
-        hits.iter().any(|h| h["kind"] == "said" && h["source"] != "fresh"),
+        hits.iter()
+            .any(|h| h["kind"] == "said" && h["source"] != "fresh"),
         "{a}"
     );
 }

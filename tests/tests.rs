@@ -38,6 +38,8 @@ mod reconcile_llm;
 mod recovery;
 /// Replay of the example session: renders snapshotted at several points, the probe rate.
 mod replay;
+/// `rollgraph query` / `expand`: episodes, scopes, budgets, damaged logs.
+mod retrieval;
 /// Graduation review queue: flag, list, show, edit, approve once, reject, archive.
 mod review;
 /// The secrets corpus through the hook, the daemon and replay: no raw value anywhere.
@@ -46,8 +48,6 @@ mod secrets;
 mod semantic;
 /// A job stuck in the daemon: other sessions go on, SIGTERM still ends it.
 mod stuck;
-/// `rollgraph query` / `expand`: episodes, scopes, budgets, damaged logs.
-mod retrieval;
 /// `rollgraph view` and `export`: the page's data, escaping, odd and huge graphs, read-only.
 mod view;
 /// Warm graph: multi-session scenario, crash recovery, concurrency, seeding, corrupt stores.

@@ -202,3 +202,47 @@ mod tests {
         assert!(Graph::from_doc(a.to_doc()).is_ok());
     }
 }
+
+/// `turns` synthetic turns of session `session` as episodes (a prompt of
+/// 10–30 words and a reply of 30–80, from the same vocabulary as
+/// [`graph`]), one minute apart ending at `now`; deterministic for `seed`.
+pub fn episodes(
+    session: &str,
+    turns: u32,
+    seed: u64,
+    now: DateTime<Utc>,
+) -> Vec<crate::episodes::Episode> {
+    use crate::episodes::{Episode, Speaker};
+    let mut rng = Rng::new(seed);
+    let sentence = |rng: &mut Rng, words: usize| {
+        let mut s = String::new();
+        for i in 0..words {
+            if i > 0 {
+                s.push(' ');
+            }
+            s.push_str(WORDS[(rng.next_u64() as usize) % WORDS.len()]);
+            if i % 12 == 11 {
+                s.push('.');
+            }
+        }
+        s.push('.');
+        s
+    };
+    let mut out = Vec::with_capacity(turns as usize * 2);
+    for t in 1..=turns {
+        let at = now - Duration::minutes(i64::from(turns - t));
+        let u = 10 + (rng.next_u64() % 21) as usize;
+        let a = 30 + (rng.next_u64() % 51) as usize;
+        for (speaker, n) in [(Speaker::User, u), (Speaker::Assistant, a)] {
+            let text = sentence(&mut rng, n);
+            out.push(Episode {
+                session: session.to_owned(),
+                turn: t,
+                speaker,
+                at,
+                text,
+            });
+        }
+    }
+    out
+}

@@ -64,7 +64,10 @@ pub enum StoreError {
     },
 }
 
-pub(crate) fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
+pub(crate) fn io<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
     move |error| StoreError::Io {
         action,
         path: path.to_owned(),

@@ -250,10 +250,17 @@ mod tests {
     fn append_read_and_resume_the_sequence() {
         let dir = tempfile::tempdir().expect("tmp");
         let p = dir.path().join(FILE);
-        assert_eq!(append(&p, &[ep(1, Speaker::User, "hello")], 1 << 20).expect("a"), 1);
         assert_eq!(
-            append(&p, &[ep(1, Speaker::Assistant, "hi"), ep(2, Speaker::User, "x")], 1 << 20)
-                .expect("b"),
+            append(&p, &[ep(1, Speaker::User, "hello")], 1 << 20).expect("a"),
+            1
+        );
+        assert_eq!(
+            append(
+                &p,
+                &[ep(1, Speaker::Assistant, "hi"), ep(2, Speaker::User, "x")],
+                1 << 20
+            )
+            .expect("b"),
             3
         );
         let r = read(&p).expect("read");
@@ -270,7 +277,8 @@ mod tests {
         let p = dir.path().join(FILE);
         append(&p, &[ep(1, Speaker::User, "first")], 1 << 20).expect("a");
         let mut f = open_private_append(&p).expect("open");
-        f.write_all(b"{\"seq\":2,\"crc\":1,\"entry\":{\"sess").expect("torn");
+        f.write_all(b"{\"seq\":2,\"crc\":1,\"entry\":{\"sess")
+            .expect("torn");
         drop(f);
         append(&p, &[ep(2, Speaker::User, "second")], 1 << 20).expect("b");
         let r = read(&p).expect("read");

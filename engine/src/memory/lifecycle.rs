@@ -426,7 +426,11 @@ pub fn merge_episodes(
     let dir = WarmStore::dir_of(home, &key)?;
     crate::store::create_private_dir(&dir)?;
     let _lock = FileLock::acquire(&dir.join("lock"), warm::LOCK_TIMEOUT)?;
-    episodes::append(&dir.join(episodes::FILE), &new, config.episodes.warm_max_bytes)?;
+    episodes::append(
+        &dir.join(episodes::FILE),
+        &new,
+        config.episodes.warm_max_bytes,
+    )?;
     session.state.episodes_reconciled = last;
     Ok(new.len())
 }

@@ -420,7 +420,14 @@ pub fn read_graph(home: &Home, key: &str) -> Result<(Graph, Vec<String>), StoreE
             }
         }
     };
-    let (Loaded { seq, mut graph, mut meta }, from_prev) = base.unwrap_or_default();
+    let (
+        Loaded {
+            seq,
+            mut graph,
+            mut meta,
+        },
+        from_prev,
+    ) = base.unwrap_or_default();
     let mut last = seq;
     let mut names = vec!["journal.jsonl"];
     if from_prev {

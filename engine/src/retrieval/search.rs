@@ -26,8 +26,8 @@ use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::episodes::{Episode, Speaker};
-use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId, NodeKind};
 use crate::extract::lexicon::{self, WordList};
+use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId, NodeKind};
 use crate::render::count_tokens;
 use crate::text::{stem, tokenize};
 
@@ -49,7 +49,8 @@ static KIND_CUES: LazyLock<Vec<(NodeKind, String)>> = LazyLock::new(|| {
         .iter()
         .filter_map(|l| {
             let (kind, phrase) = l.split_once(':')?;
-            let kind = serde_json::from_value(serde_json::Value::String(kind.trim().into())).ok()?;
+            let kind =
+                serde_json::from_value(serde_json::Value::String(kind.trim().into())).ok()?;
             Some((kind, format!(" {} ", phrase.trim())))
         })
         .collect()
@@ -115,7 +116,12 @@ impl Scope {
 impl std::str::FromStr for Scope {
     type Err = String;
     fn from_str(s: &str) -> Result<Scope, String> {
-        match s.trim().to_lowercase().replace(['_', '+', ' '], "-").as_str() {
+        match s
+            .trim()
+            .to_lowercase()
+            .replace(['_', '+', ' '], "-")
+            .as_str()
+        {
             "session" => Ok(Scope::Session),
             "project" => Ok(Scope::Project),
             "session-project" | "" => Ok(Scope::SessionProject),
@@ -284,7 +290,12 @@ fn excerpt(
     quoted: &HashSet<String>,
 ) -> Vec<(&'static str, String)> {
     let speaker = |pi: usize| episodes[passages[pi].episode].speaker;
-    let mut matched: Vec<usize> = g.parts.iter().copied().filter(|p| prel.contains_key(p)).collect();
+    let mut matched: Vec<usize> = g
+        .parts
+        .iter()
+        .copied()
+        .filter(|p| prel.contains_key(p))
+        .collect();
     matched.sort_by(|a, b| prel[b].total_cmp(&prel[a]).then_with(|| a.cmp(b)));
     if !matched.is_empty() && matched.iter().all(|&m| quoted.contains(&passages[m].text)) {
         // A node hit already shows what matched here.
@@ -301,7 +312,13 @@ fn excerpt(
     for side in [Speaker::User, Speaker::Assistant] {
         if !matched.iter().any(|&m| speaker(m) == side) {
             let opening = if side == Speaker::Assistant { 2 } else { 1 };
-            want.extend(g.parts.iter().copied().filter(|&p| speaker(p) == side).take(opening));
+            want.extend(
+                g.parts
+                    .iter()
+                    .copied()
+                    .filter(|&p| speaker(p) == side)
+                    .take(opening),
+            );
         }
     }
     let mut kept: Vec<usize> = Vec::new();
@@ -334,7 +351,11 @@ fn excerpt(
         }
         match out.last_mut() {
             Some((s, t)) if *s == sp => {
-                t.push_str(if last.is_some_and(|l| l + 1 == at) { " " } else { " … " });
+                t.push_str(if last.is_some_and(|l| l + 1 == at) {
+                    " "
+                } else {
+                    " … "
+                });
                 t.push_str(&text);
             }
             _ => out.push((sp, text)),
@@ -449,11 +470,15 @@ fn asks_about_past(text: &str) -> bool {
 
 struct Index {
     docs: Vec<Doc>,
-    // (The fields are read by the search for passage weights.)
-    /// Per doc: term → weighted frequency, and its length.
-    tf: Vec<(HashMap<String, f64>, f64)>,
-    /// Term → number of docs holding it.
-    df: HashMap<String, f64>,
+    /// Weighted length of each document.
+    lens: Vec<f64>,
+    /// Stem → term id.
+    terms: HashMap<String, u32>,
+    /// Raw word → its term (None: a function word or too short): each
+    /// distinct word is lowercased and stemmed once.
+    words: HashMap<String, Option<u32>>,
+    /// Per term: the documents holding it, with the weighted frequency.
+    postings: Vec<Vec<(u32, f64)>>,
     /// Average length of node documents and of turn documents (kept apart:
     /// a turn is many times longer than a node, and one average would
     /// punish every turn for it).
@@ -464,29 +489,56 @@ impl Index {
     fn new() -> Index {
         Index {
             docs: Vec::new(),
-            tf: Vec::new(),
-            df: HashMap::new(),
+            lens: Vec::new(),
+            terms: HashMap::new(),
+            words: HashMap::new(),
+            postings: Vec::new(),
             avg_len: (1.0, 1.0),
         }
     }
 
+    /// The term of one raw word, as [`tokenize`] would give it.
+    fn term(&mut self, raw: &str) -> Option<u32> {
+        if let Some(t) = self.words.get(raw) {
+            return *t;
+        }
+        let t = tokenize(raw).into_iter().next().map(|stem| {
+            let next = self.terms.len() as u32;
+            let id = *self.terms.entry(stem).or_insert(next);
+            if id as usize == self.postings.len() {
+                self.postings.push(Vec::new());
+            }
+            id
+        });
+        self.words.insert(raw.to_owned(), t);
+        t
+    }
+
     fn add(&mut self, doc: Doc, fields: &[(&str, f64)]) {
-        let mut tf: HashMap<String, f64> = HashMap::new();
+        let mut tf: Vec<(u32, f64)> = Vec::new();
         let mut len = 0.0;
         for (text, w) in fields {
-            for t in tokenize(text) {
-                *tf.entry(t).or_default() += w;
+            for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '\'')) {
+                if raw.is_empty() {
+                    continue;
+                }
+                let Some(t) = self.term(raw) else { continue };
+                match tf.iter_mut().find(|(x, _)| *x == t) {
+                    Some(e) => e.1 += w,
+                    None => tf.push((t, *w)),
+                }
                 len += w;
             }
         }
         if tf.is_empty() {
             return;
         }
-        for t in tf.keys() {
-            *self.df.entry(t.clone()).or_default() += 1.0;
+        let d = self.docs.len() as u32;
+        for (t, f) in tf {
+            self.postings[t as usize].push((d, f));
         }
         self.docs.push(doc);
-        self.tf.push((tf, len));
+        self.lens.push(len);
     }
 
     fn finish(&mut self) {
@@ -494,40 +546,52 @@ impl Index {
             let lens: Vec<f64> = self
                 .docs
                 .iter()
-                .zip(&self.tf)
+                .zip(&self.lens)
                 .filter(|(d, _)| matches!(d, Doc::Node(..)) == node)
-                .map(|(_, (_, l))| *l)
+                .map(|(_, l)| *l)
                 .collect();
             (lens.iter().sum::<f64>() / lens.len().max(1) as f64).max(1.0)
         };
         self.avg_len = (avg(true), avg(false));
     }
 
+    /// Inverse document frequency of a stem (0 for an unknown one).
+    fn idf(&self, stem: &str) -> f64 {
+        let Some(&t) = self.terms.get(stem) else {
+            return 0.0;
+        };
+        let n = self.docs.len() as f64;
+        let df = self.postings[t as usize].len() as f64;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
     /// BM25 of every doc matching a query term, with the terms it matched.
-    fn score(&self, q: &[String]) -> Vec<(Doc, f64, Vec<String>)> {
-        let n = self.tf.len() as f64;
-        let mut out = Vec::new();
-        for (i, (tf, len)) in self.tf.iter().enumerate() {
-            let mut s = 0.0;
-            let mut matched = Vec::new();
-            for t in q {
-                let Some(&f) = tf.get(t) else {
-                    continue;
-                };
-                let df = self.df.get(t).copied().unwrap_or(0.0);
-                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                let avg = if matches!(self.docs[i], Doc::Node(..)) {
+    /// The terms matched are a bit mask over `q` (its first 64 words).
+    fn score(&self, q: &[String]) -> Vec<(Doc, f64, u64)> {
+        let mut acc: HashMap<u32, (f64, u64)> = HashMap::new();
+        for (qi, stem) in q.iter().enumerate().take(64) {
+            let Some(&t) = self.terms.get(stem) else {
+                continue;
+            };
+            let idf = self.idf(stem);
+            for &(d, f) in &self.postings[t as usize] {
+                let avg = if matches!(self.docs[d as usize], Doc::Node(..)) {
                     self.avg_len.0
                 } else {
                     self.avg_len.1
                 };
-                s += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
-                matched.push(t.clone());
-            }
-            if s > 0.0 {
-                out.push((self.docs[i], s, matched));
+                let len = self.lens[d as usize];
+                let e = acc.entry(d).or_insert((0.0, 0));
+                e.0 += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
+                e.1 |= 1 << qi;
             }
         }
+        let mut out: Vec<(Doc, f64, u64)> = acc
+            .into_iter()
+            .filter(|(_, (s, _))| *s > 0.0)
+            .map(|(d, (s, m))| (self.docs[d as usize], s, m))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
 }
@@ -539,419 +603,493 @@ struct Cand {
     why: Vec<String>,
 }
 
-/// Searches `sources` for `text` and packs the answer to `opts.budget`.
-/// `close` is an optional ranking of nodes by meaning (from the embedding
-/// model: `(graph index, node id)` best first), fused by reciprocal rank.
+/// The nodes and what was said, indexed once for any number of questions
+/// (the daemon, the MCP server and benchmarks keep one; a one-shot query
+/// builds it and asks once).
+pub struct SearchIndex<'a> {
+    graphs: Vec<GraphSource<'a>>,
+    nodes: Vec<Vec<&'a Node>>,
+    episodes: Vec<Episode>,
+    day_of: HashMap<(String, u32), NaiveDate>,
+    passages: Vec<Passage>,
+    groups: Vec<TurnGroup>,
+    index: Index,
+}
+
+impl<'a> SearchIndex<'a> {
+    /// Indexes the sources: each node id once (the first graph holding it
+    /// wins), each thing said once, turns split into passages.
+    pub fn build(sources: Sources<'a>) -> SearchIndex<'a> {
+        let Sources { graphs, episodes } = sources;
+        let sources = Sources { graphs, episodes };
+        // The nodes, each id once (the first graph holding it wins).
+        let mut seen_ids: HashSet<&NodeId> = HashSet::new();
+        let mut nodes: Vec<Vec<&Node>> = Vec::new();
+        for g in &sources.graphs {
+            let mut v = Vec::new();
+            for n in g.graph.nodes() {
+                if seen_ids.insert(&n.id) {
+                    v.push(n);
+                }
+            }
+            nodes.push(v);
+        }
+        // Episodes once each, and the day of every (session, turn).
+        let mut episodes = sources.episodes;
+        episodes.sort_by(|a, b| (a.at, &a.session, a.turn).cmp(&(b.at, &b.session, b.turn)));
+        let mut once = HashSet::new();
+        episodes.retain(|e| once.insert((e.session.clone(), e.turn, e.speaker, e.text.clone())));
+        let mut day_of: HashMap<(String, u32), NaiveDate> = HashMap::new();
+        for e in &episodes {
+            day_of
+                .entry((e.session.clone(), e.turn))
+                .or_insert(e.at.date_naive());
+        }
+
+        let mut index = Index::new();
+        for (gi, ns) in nodes.iter().enumerate() {
+            for (ni, n) in ns.iter().enumerate() {
+                let aliases = n.aliases.join(" ");
+                let evidence: Vec<&str> = n.evidence.iter().map(|e| e.text.as_str()).collect();
+                let evidence = evidence.join(" ");
+                index.add(
+                    Doc::Node(gi, ni),
+                    &[
+                        (n.label.as_str(), 2.0),
+                        (aliases.as_str(), 1.0),
+                        (n.detail.as_deref().unwrap_or(""), 1.0),
+                        (evidence.as_str(), 0.5),
+                    ],
+                );
+            }
+        }
+        // What was said is indexed by turn (both speakers together, as a
+        // reader would take it) and split into passages for the excerpt.
+        let mut passages: Vec<Passage> = Vec::new();
+        let mut groups: Vec<TurnGroup> = Vec::new();
+        let mut group_of: HashMap<(String, u32), usize> = HashMap::new();
+        for (ei, e) in episodes.iter().enumerate() {
+            let gi = *group_of
+                .entry((e.session.clone(), e.turn))
+                .or_insert_with(|| {
+                    groups.push(TurnGroup {
+                        session: e.session.clone(),
+                        turn: e.turn,
+                        at: e.at,
+                        parts: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
+            for p in passages_of(&e.text) {
+                groups[gi].parts.push(passages.len());
+                passages.push(Passage {
+                    episode: ei,
+                    text: p,
+                });
+            }
+        }
+        for (gi, g) in groups.iter().enumerate() {
+            let whole: Vec<&str> = g.parts.iter().map(|&p| passages[p].text.as_str()).collect();
+            index.add(Doc::Turn(gi), &[(whole.join(" ").as_str(), 1.0)]);
+        }
+        index.finish();
+        SearchIndex {
+            graphs: sources.graphs,
+            nodes,
+            episodes,
+            day_of,
+            passages,
+            groups,
+            index,
+        }
+    }
+
+    /// How many nodes and turns are indexed.
+    pub fn size(&self) -> (usize, usize) {
+        (self.nodes.iter().map(Vec::len).sum(), self.groups.len())
+    }
+    /// Answers `text`, packed to `opts.budget`. `close` is an optional
+    /// ranking of nodes by meaning (`(graph index, node id)`, best first,
+    /// from the embedding model), fused by reciprocal rank.
+    pub fn search(
+        &self,
+        text: &str,
+        opts: &SearchOptions,
+        close: Option<&[(usize, NodeId)]>,
+    ) -> Answer {
+        let mut notes = opts.notes.clone();
+        let budget = opts.budget.clamp(MIN_BUDGET, MAX_BUDGET);
+        if budget != opts.budget {
+            notes.push(format!(
+                "budget {} clamped to {budget} (allowed {MIN_BUDGET}..={MAX_BUDGET})",
+                opts.budget
+            ));
+        }
+        let mut q = tokenize(text);
+        q.sort();
+        q.dedup();
+        // Stems are shown as the words the question used.
+        let surface: HashMap<String, String> = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .flat_map(|w| tokenize(w).into_iter().map(move |t| (t, w.to_lowercase())))
+            .collect();
+
+        let sources = &self.graphs;
+        let nodes = &self.nodes;
+        let episodes: Vec<&Episode> = self.episodes.iter().collect();
+        let day_of = &self.day_of;
+        let passages = &self.passages;
+        let groups = &self.groups;
+        let index = &self.index;
+        let scored = if q.is_empty() {
+            Vec::new()
+        } else {
+            index.score(&q)
+        };
+        let mut lexical: Vec<(Doc, f64, u64)> = scored;
+        lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+
+        // A date the question names: what was said that day ranks as if it
+        // matched, and matching passages that day rise.
+        let dates = named_dates(text);
+        let on_day = |d: NaiveDate| {
+            dates.iter().any(|(y, m, day)| {
+                y.is_none_or(|y| y == d.year()) && *m == d.month() && *day == d.day()
+            })
+        };
+
+        let top = lexical.first().map_or(0.0, |l| l.1);
+        let mut rel: BTreeMap<Doc, (f64, Vec<String>)> = BTreeMap::new();
+        // Which words matched is put in words only for the hits shown.
+        let mut matched_of: HashMap<Doc, u64> = HashMap::with_capacity(lexical.len());
+        for (doc, s, mask) in &lexical {
+            rel.insert(*doc, (s / top, Vec::new()));
+            matched_of.insert(*doc, *mask);
+        }
+        let matched_why = |doc: Doc| -> Vec<String> {
+            let Some(&mask) = matched_of.get(&doc) else {
+                return Vec::new();
+            };
+            let words: Vec<&str> = q
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i < 64 && mask & (1 << i) != 0)
+                .map(|(_, m)| surface.get(m).map_or(m.as_str(), String::as_str))
+                .collect();
+            vec![format!("matched {}", words.join(", "))]
+        };
+        // Meaning: fused by reciprocal rank with the lexical order.
+        if let Some(close) = close.filter(|c| !c.is_empty()) {
+            let lex_rank: Vec<Doc> = lexical.iter().map(|l| l.0).collect();
+            let mut fused: HashMap<Doc, f64> = HashMap::new();
+            for (r, d) in lex_rank.iter().enumerate() {
+                *fused.entry(*d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
+            }
+            for (r, (gi, id)) in close.iter().enumerate() {
+                let Some(ni) = nodes
+                    .get(*gi)
+                    .and_then(|ns| ns.iter().position(|n| &n.id == id))
+                else {
+                    continue;
+                };
+                let d = Doc::Node(*gi, ni);
+                *fused.entry(d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
+                let e = rel.entry(d).or_insert((0.0, Vec::new()));
+                e.1.push("close in meaning".into());
+            }
+            let best = fused.values().copied().fold(0.0, f64::max);
+            if best > 0.0 {
+                for (d, s) in fused {
+                    let e = rel.entry(d).or_insert((0.0, Vec::new()));
+                    e.0 = e.0.max(s / best);
+                }
+            }
+        }
+
+        // Nodes of the kind the question asks for rank higher.
+        let asked = kinds_asked(text);
+        if !asked.is_empty() {
+            for (doc, (s, why)) in rel.iter_mut() {
+                if let Doc::Node(gi, ni) = *doc
+                    && asked.contains(&nodes[gi][ni].kind)
+                {
+                    *s *= 1.6;
+                    why.push(format!("a {} was asked for", nodes[gi][ni].kind.as_str()));
+                }
+            }
+        }
+
+        // Neighbours of the best matched nodes, at a decayed score.
+        let seeds: Vec<(Doc, f64)> = {
+            let mut v: Vec<(Doc, f64)> = rel
+                .iter()
+                .filter(|(d, _)| matches!(d, Doc::Node(..)))
+                .map(|(d, (s, _))| (*d, *s))
+                .collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            v.truncate(8);
+            v
+        };
+        let pos_of: HashMap<(usize, &NodeId), usize> = nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, ns)| ns.iter().enumerate().map(move |(ni, n)| ((gi, &n.id), ni)))
+            .collect();
+        for (doc, s) in seeds {
+            let Doc::Node(gi, ni) = doc else { continue };
+            let graph = sources[gi].graph;
+            let seed = nodes[gi][ni];
+            let mut frontier = vec![(seed.id.clone(), s)];
+            for hop in 1..=opts.hops {
+                let mut next = Vec::new();
+                for (id, sc) in &frontier {
+                    for e in graph.edges_of(id) {
+                        let (other, dir) = if &e.source == id {
+                            (&e.target, "→")
+                        } else {
+                            (&e.source, "←")
+                        };
+                        let ns = sc * 0.5 * e.weight.clamp(0.0, 1.0);
+                        let Some(&oi) = pos_of.get(&(gi, other)) else {
+                            continue;
+                        };
+                        if ns <= 0.05 || other == &seed.id {
+                            continue;
+                        }
+                        let d = Doc::Node(gi, oi);
+                        let entry = rel.entry(d).or_insert((0.0, Vec::new()));
+                        if ns > entry.0 {
+                            let via = if hop == 1 {
+                                format!("{} {dir} {}", e.kind.as_str(), seed.label)
+                            } else {
+                                format!("{hop} hops from {}", seed.label)
+                            };
+                            if entry.0 == 0.0 {
+                                entry.1 = vec![via];
+                            } else if !entry.1.contains(&via) {
+                                entry.1.push(via);
+                            }
+                            entry.0 = ns;
+                            next.push((other.clone(), ns));
+                        }
+                    }
+                }
+                frontier = next;
+            }
+        }
+
+        // Of a supersedes pair, the newer side first (the older one when the
+        // question asks about the past), and the pair stays together.
+        let past = asks_about_past(text);
+        let mut extra: Vec<(Doc, f64, String)> = Vec::new();
+        for (doc, (s, why)) in rel.iter_mut() {
+            let Doc::Node(gi, ni) = *doc else { continue };
+            let n = nodes[gi][ni];
+            let graph = sources[gi].graph;
+            if let Some(newer) = graph.superseded_by(&n.id) {
+                why.push(format!("superseded by {}", newer.label));
+                if let Some(&oi) = pos_of.get(&(gi, &newer.id)) {
+                    let (older_s, newer_s) = if past {
+                        (*s, *s * 0.95)
+                    } else {
+                        (*s * 0.9, *s)
+                    };
+                    *s = older_s;
+                    extra.push((Doc::Node(gi, oi), newer_s, format!("replaced {}", n.label)));
+                }
+            }
+        }
+        for (d, s, why) in extra {
+            let e = rel.entry(d).or_insert((0.0, Vec::new()));
+            if s > e.0 {
+                e.0 = s;
+            }
+            if !e.1.contains(&why) {
+                e.1.push(why);
+            }
+        }
+
+        // A day the question names lifts every turn of that day.
+        if !dates.is_empty() {
+            for (gi, g) in groups.iter().enumerate() {
+                let d = g.at.date_naive();
+                if on_day(d) {
+                    let e = rel.entry(Doc::Turn(gi)).or_insert((0.0, Vec::new()));
+                    e.0 += 0.5;
+                    e.1.push(format!("said on {d}"));
+                }
+            }
+        }
+
+        // Rank: relevance first; weight and recency only break ties.
+        let mut cands: Vec<Cand> = rel
+            .into_iter()
+            .filter(|(_, (s, _))| *s > 0.0)
+            .map(|(doc, (rel, why))| Cand { doc, rel, why })
+            .collect();
+        // Only the best few hundred can reach the answer: keep those before
+        // the full sort (a common word can match every turn).
+        const KEEP: usize = 400;
+        if cands.len() > KEEP {
+            cands.select_nth_unstable_by(KEEP, |a, b| b.rel.total_cmp(&a.rel));
+            cands.truncate(KEEP);
+        }
+        let tie = |c: &Cand| -> f64 {
+            match c.doc {
+                Doc::Node(gi, ni) => {
+                    let n = nodes[gi][ni];
+                    let age_h =
+                        ((opts.now - n.last_activated).num_seconds().max(0) as f64) / 3_600.0;
+                    n.weight + (-age_h / 24.0).exp2()
+                }
+                Doc::Turn(gi) => {
+                    let age_h = ((opts.now - groups[gi].at).num_seconds().max(0) as f64) / 3_600.0;
+                    (-age_h / 24.0).exp2()
+                }
+                Doc::Passage(_) => 0.0,
+            }
+        };
+        cands.sort_by(|a, b| {
+            let ra = (a.rel * 1e4).round();
+            let rb = (b.rel * 1e4).round();
+            rb.total_cmp(&ra)
+                .then_with(|| tie(b).total_cmp(&tie(a)))
+                .then_with(|| a.doc.cmp(&b.doc))
+        });
+
+        // Build hits: nodes with their best evidence; passages grouped by turn
+        // and speaker, skipping what a shown node already quotes.
+        let date_str = |session: &str, turn: u32| {
+            day_of
+                .get(&(session.to_owned(), turn))
+                .map(|d| d.format("%Y-%m-%d").to_string())
+        };
+        let mut hits: Vec<Hit> = Vec::new();
+        let mut quoted: HashSet<String> = HashSet::new();
+        let best = cands.first().map_or(1.0, |c| c.rel).max(1e-9);
+        for c in &cands {
+            if hits.len() >= opts.limit.max(1) * 3 {
+                break;
+            }
+            if c.rel < best * 0.08 {
+                break;
+            }
+            let score = (c.rel / best * 1_000.0).round() / 1_000.0;
+            match c.doc {
+                Doc::Node(gi, ni) => {
+                    let n = nodes[gi][ni];
+                    let mut ev: Vec<(f64, &crate::graph::Evidence)> = n
+                        .evidence
+                        .iter()
+                        .map(|e| {
+                            let toks = tokenize(&e.text);
+                            let s = q.iter().filter(|t| toks.contains(t)).count() as f64;
+                            (s, e)
+                        })
+                        .collect();
+                    ev.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.turn.cmp(&a.1.turn)));
+                    // Evidence another hit already quotes is not repeated.
+                    let fresh: Vec<&crate::graph::Evidence> = ev
+                        .into_iter()
+                        .map(|(_, e)| e)
+                        .filter(|e| !quoted.contains(&e.text))
+                        .take(opts.evidence_per_hit)
+                        .collect();
+                    let evidence: Vec<Said> = fresh
+                        .into_iter()
+                        .map(|e| {
+                            quoted.insert(e.text.clone());
+                            Said {
+                                session: e.session.clone(),
+                                turn: e.turn,
+                                speaker: e.speaker.clone(),
+                                date: date_str(&e.session, e.turn),
+                                text: e.text.clone(),
+                            }
+                        })
+                        .collect();
+                    let mut why = matched_why(c.doc);
+                    why.extend(c.why.iter().cloned());
+                    if n.kind == NodeKind::Decision
+                        && sources[gi]
+                            .graph
+                            .edges_of(&n.id)
+                            .iter()
+                            .any(|e| e.kind == EdgeKind::Supersedes && e.source == n.id)
+                    {
+                        why.push("current decision".into());
+                    }
+                    hits.push(Hit {
+                        kind: "node".into(),
+                        id: Some(n.id.clone()),
+                        label: n.label.clone(),
+                        node_kind: Some(n.kind),
+                        domain: Some(n.domain),
+                        source: sources[gi].name.clone(),
+                        detail: n.detail.clone(),
+                        evidence,
+                        why,
+                        score,
+                    });
+                }
+                Doc::Turn(gi) => {
+                    let g = &groups[gi];
+                    // Each passage's share of the question (the idf of the
+                    // words it holds) picks the turn's excerpt.
+                    let mut prel: HashMap<usize, f64> = HashMap::new();
+                    for &pi in &g.parts {
+                        let toks = tokenize(&passages[pi].text);
+                        let s: f64 = q
+                            .iter()
+                            .filter(|t| toks.contains(t))
+                            .map(|t| index.idf(t))
+                            .sum();
+                        if s > 0.0 {
+                            prel.insert(pi, s);
+                        }
+                    }
+                    let parts = excerpt(g, passages, &episodes, &prel, &quoted);
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    let date = Some(g.at.date_naive().format("%Y-%m-%d").to_string());
+                    hits.push(Hit {
+                        kind: "said".into(),
+                        id: None,
+                        label: format!("turn {}", g.turn),
+                        node_kind: None,
+                        domain: None,
+                        source: g.session.clone(),
+                        detail: None,
+                        evidence: parts
+                            .into_iter()
+                            .map(|(speaker, text)| Said {
+                                session: g.session.clone(),
+                                turn: g.turn,
+                                speaker: speaker.into(),
+                                date: date.clone(),
+                                text,
+                            })
+                            .collect(),
+                        why: [matched_why(c.doc), c.why.clone()].concat(),
+                        score,
+                    });
+                }
+                Doc::Passage(_) => {}
+            }
+        }
+        pack(text, budget, hits, notes, opts.limit.max(1))
+    }
+}
+
+/// Searches `sources` for `text` once (builds a [`SearchIndex`] and asks).
 pub fn search(
-    sources: &Sources<'_>,
+    sources: Sources<'_>,
     text: &str,
     opts: &SearchOptions,
     close: Option<&[(usize, NodeId)]>,
 ) -> Answer {
-    let mut notes = opts.notes.clone();
-    let budget = opts.budget.clamp(MIN_BUDGET, MAX_BUDGET);
-    if budget != opts.budget {
-        notes.push(format!(
-            "budget {} clamped to {budget} (allowed {MIN_BUDGET}..={MAX_BUDGET})",
-            opts.budget
-        ));
-    }
-    let mut q = tokenize(text);
-    q.sort();
-    q.dedup();
-    // Stems are shown as the words the question used.
-    let surface: HashMap<String, String> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .flat_map(|w| tokenize(w).into_iter().map(move |t| (t, w.to_lowercase())))
-        .collect();
-
-    // The nodes, each id once (the first graph holding it wins).
-    let mut seen_ids: HashSet<&NodeId> = HashSet::new();
-    let mut nodes: Vec<Vec<&Node>> = Vec::new();
-    for g in &sources.graphs {
-        let mut v = Vec::new();
-        for n in g.graph.nodes() {
-            if seen_ids.insert(&n.id) {
-                v.push(n);
-            }
-        }
-        nodes.push(v);
-    }
-    // Episodes once each, and the day of every (session, turn).
-    let mut episodes: Vec<&Episode> = sources.episodes.iter().collect();
-    episodes.sort_by(|a, b| (a.at, &a.session, a.turn).cmp(&(b.at, &b.session, b.turn)));
-    let mut once = HashSet::new();
-    episodes.retain(|e| once.insert((e.session.as_str(), e.turn, e.speaker, e.text.as_str())));
-    let mut day_of: HashMap<(&str, u32), NaiveDate> = HashMap::new();
-    for e in &episodes {
-        day_of
-            .entry((e.session.as_str(), e.turn))
-            .or_insert(e.at.date_naive());
-    }
-
-    let mut index = Index::new();
-    for (gi, ns) in nodes.iter().enumerate() {
-        for (ni, n) in ns.iter().enumerate() {
-            let aliases = n.aliases.join(" ");
-            let evidence: Vec<&str> = n.evidence.iter().map(|e| e.text.as_str()).collect();
-            let evidence = evidence.join(" ");
-            index.add(
-                Doc::Node(gi, ni),
-                &[
-                    (n.label.as_str(), 2.0),
-                    (aliases.as_str(), 1.0),
-                    (n.detail.as_deref().unwrap_or(""), 1.0),
-                    (evidence.as_str(), 0.5),
-                ],
-            );
-        }
-    }
-    // What was said is indexed by turn (both speakers together, as a
-    // reader would take it) and split into passages for the excerpt.
-    let mut passages: Vec<Passage> = Vec::new();
-    let mut groups: Vec<TurnGroup> = Vec::new();
-    let mut group_of: HashMap<(&str, u32), usize> = HashMap::new();
-    for (ei, e) in episodes.iter().enumerate() {
-        let gi = *group_of.entry((e.session.as_str(), e.turn)).or_insert_with(|| {
-            groups.push(TurnGroup {
-                session: e.session.clone(),
-                turn: e.turn,
-                at: e.at,
-                parts: Vec::new(),
-            });
-            groups.len() - 1
-        });
-        for p in passages_of(&e.text) {
-            groups[gi].parts.push(passages.len());
-            passages.push(Passage {
-                episode: ei,
-                text: p,
-            });
-        }
-    }
-    for (gi, g) in groups.iter().enumerate() {
-        let whole: Vec<&str> = g.parts.iter().map(|&p| passages[p].text.as_str()).collect();
-        index.add(Doc::Turn(gi), &[(whole.join(" ").as_str(), 1.0)]);
-    }
-    index.finish();
-
-    let scored = if q.is_empty() { Vec::new() } else { index.score(&q) };
-    let mut lexical: Vec<(Doc, f64, Vec<String>)> = scored;
-    lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-
-    // A date the question names: what was said that day ranks as if it
-    // matched, and matching passages that day rise.
-    let dates = named_dates(text);
-    let on_day = |d: NaiveDate| {
-        dates
-            .iter()
-            .any(|(y, m, day)| y.is_none_or(|y| y == d.year()) && *m == d.month() && *day == d.day())
-    };
-
-    let top = lexical.first().map_or(0.0, |l| l.1);
-    let mut rel: BTreeMap<Doc, (f64, Vec<String>)> = BTreeMap::new();
-    for (doc, s, matched) in &lexical {
-        let words: Vec<&str> = matched
-            .iter()
-            .map(|m| surface.get(m).map_or(m.as_str(), String::as_str))
-            .collect();
-        rel.insert(*doc, (s / top, vec![format!("matched {}", words.join(", "))]));
-    }
-    // Meaning: fused by reciprocal rank with the lexical order.
-    if let Some(close) = close.filter(|c| !c.is_empty()) {
-        let lex_rank: Vec<Doc> = lexical.iter().map(|l| l.0).collect();
-        let mut fused: HashMap<Doc, f64> = HashMap::new();
-        for (r, d) in lex_rank.iter().enumerate() {
-            *fused.entry(*d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
-        }
-        for (r, (gi, id)) in close.iter().enumerate() {
-            let Some(ni) = nodes.get(*gi).and_then(|ns| ns.iter().position(|n| &n.id == id)) else {
-                continue;
-            };
-            let d = Doc::Node(*gi, ni);
-            *fused.entry(d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
-            let e = rel.entry(d).or_insert((0.0, Vec::new()));
-            e.1.push("close in meaning".into());
-        }
-        let best = fused.values().copied().fold(0.0, f64::max);
-        if best > 0.0 {
-            for (d, s) in fused {
-                let e = rel.entry(d).or_insert((0.0, Vec::new()));
-                e.0 = e.0.max(s / best);
-            }
-        }
-    }
-
-    // Nodes of the kind the question asks for rank higher.
-    let asked = kinds_asked(text);
-    if !asked.is_empty() {
-        for (doc, (s, why)) in rel.iter_mut() {
-            if let Doc::Node(gi, ni) = *doc
-                && asked.contains(&nodes[gi][ni].kind)
-            {
-                *s *= 1.6;
-                why.push(format!("a {} was asked for", nodes[gi][ni].kind.as_str()));
-            }
-        }
-    }
-
-    // Neighbours of the best matched nodes, at a decayed score.
-    let seeds: Vec<(Doc, f64)> = {
-        let mut v: Vec<(Doc, f64)> = rel
-            .iter()
-            .filter(|(d, _)| matches!(d, Doc::Node(..)))
-            .map(|(d, (s, _))| (*d, *s))
-            .collect();
-        v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        v.truncate(8);
-        v
-    };
-    let pos_of: HashMap<(usize, &NodeId), usize> = nodes
-        .iter()
-        .enumerate()
-        .flat_map(|(gi, ns)| ns.iter().enumerate().map(move |(ni, n)| ((gi, &n.id), ni)))
-        .collect();
-    for (doc, s) in seeds {
-        let Doc::Node(gi, ni) = doc else { continue };
-        let graph = sources.graphs[gi].graph;
-        let seed = nodes[gi][ni];
-        let mut frontier = vec![(seed.id.clone(), s)];
-        for hop in 1..=opts.hops {
-            let mut next = Vec::new();
-            for (id, sc) in &frontier {
-                for e in graph.edges_of(id) {
-                    let (other, dir) = if &e.source == id {
-                        (&e.target, "→")
-                    } else {
-                        (&e.source, "←")
-                    };
-                    let ns = sc * 0.5 * e.weight.clamp(0.0, 1.0);
-                    let Some(&oi) = pos_of.get(&(gi, other)) else {
-                        continue;
-                    };
-                    if ns <= 0.05 || other == &seed.id {
-                        continue;
-                    }
-                    let d = Doc::Node(gi, oi);
-                    let entry = rel.entry(d).or_insert((0.0, Vec::new()));
-                    if ns > entry.0 {
-                        let via = if hop == 1 {
-                            format!("{} {dir} {}", e.kind.as_str(), seed.label)
-                        } else {
-                            format!("{hop} hops from {}", seed.label)
-                        };
-                        if entry.0 == 0.0 {
-                            entry.1 = vec![via];
-                        } else if !entry.1.contains(&via) {
-                            entry.1.push(via);
-                        }
-                        entry.0 = ns;
-                        next.push((other.clone(), ns));
-                    }
-                }
-            }
-            frontier = next;
-        }
-    }
-
-    // Of a supersedes pair, the newer side first (the older one when the
-    // question asks about the past), and the pair stays together.
-    let past = asks_about_past(text);
-    let mut extra: Vec<(Doc, f64, String)> = Vec::new();
-    for (doc, (s, why)) in rel.iter_mut() {
-        let Doc::Node(gi, ni) = *doc else { continue };
-        let n = nodes[gi][ni];
-        let graph = sources.graphs[gi].graph;
-        if let Some(newer) = graph.superseded_by(&n.id) {
-            why.push(format!("superseded by {}", newer.label));
-            if let Some(&oi) = pos_of.get(&(gi, &newer.id)) {
-                let (older_s, newer_s) = if past { (*s, *s * 0.95) } else { (*s * 0.9, *s) };
-                *s = older_s;
-                extra.push((Doc::Node(gi, oi), newer_s, format!("replaced {}", n.label)));
-            }
-        }
-    }
-    for (d, s, why) in extra {
-        let e = rel.entry(d).or_insert((0.0, Vec::new()));
-        if s > e.0 {
-            e.0 = s;
-        }
-        if !e.1.contains(&why) {
-            e.1.push(why);
-        }
-    }
-
-    // Each passage's share of the question (idf of the words it holds)
-    // picks the turn's excerpt; a day the question names lifts every turn
-    // of that day.
-    let n_docs = index.tf.len() as f64;
-    let idf = |t: &String| {
-        let df = index.df.get(t).copied().unwrap_or(0.0);
-        (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln()
-    };
-    let mut prel: HashMap<usize, f64> = HashMap::new();
-    let turn_docs: Vec<usize> = rel
-        .keys()
-        .filter_map(|d| match d {
-            Doc::Turn(gi) => Some(*gi),
-            _ => None,
-        })
-        .collect();
-    for gi in &turn_docs {
-        for &pi in &groups[*gi].parts {
-            let toks = tokenize(&passages[pi].text);
-            let s: f64 = q.iter().filter(|t| toks.contains(t)).map(idf).sum();
-            if s > 0.0 {
-                prel.insert(pi, s);
-            }
-        }
-    }
-    if !dates.is_empty() {
-        for (gi, g) in groups.iter().enumerate() {
-            let d = g.at.date_naive();
-            if on_day(d) {
-                let e = rel.entry(Doc::Turn(gi)).or_insert((0.0, Vec::new()));
-                e.0 += 0.5;
-                e.1.push(format!("said on {d}"));
-            }
-        }
-    }
-
-    // Rank: relevance first; weight and recency only break ties.
-    let mut cands: Vec<Cand> = rel
-        .into_iter()
-        .filter(|(_, (s, _))| *s > 0.0)
-        .map(|(doc, (rel, why))| Cand { doc, rel, why })
-        .collect();
-    let tie = |c: &Cand| -> f64 {
-        match c.doc {
-            Doc::Node(gi, ni) => {
-                let n = nodes[gi][ni];
-                let age_h = ((opts.now - n.last_activated).num_seconds().max(0) as f64) / 3_600.0;
-                n.weight + (-age_h / 24.0).exp2()
-            }
-            Doc::Turn(gi) => {
-                let age_h = ((opts.now - groups[gi].at).num_seconds().max(0) as f64) / 3_600.0;
-                (-age_h / 24.0).exp2()
-            }
-            Doc::Passage(_) => 0.0,
-        }
-    };
-    cands.sort_by(|a, b| {
-        let ra = (a.rel * 1e4).round();
-        let rb = (b.rel * 1e4).round();
-        rb.total_cmp(&ra)
-            .then_with(|| tie(b).total_cmp(&tie(a)))
-            .then_with(|| a.doc.cmp(&b.doc))
-    });
-
-    // Build hits: nodes with their best evidence; passages grouped by turn
-    // and speaker, skipping what a shown node already quotes.
-    let date_str = |session: &str, turn: u32| {
-        day_of
-            .get(&(session, turn))
-            .map(|d| d.format("%Y-%m-%d").to_string())
-    };
-    let mut hits: Vec<Hit> = Vec::new();
-    let mut quoted: HashSet<String> = HashSet::new();
-    let best = cands.first().map_or(1.0, |c| c.rel).max(1e-9);
-    for c in &cands {
-        if hits.len() >= opts.limit.max(1) * 3 {
-            break;
-        }
-        if c.rel < best * 0.08 {
-            break;
-        }
-        let score = (c.rel / best * 1_000.0).round() / 1_000.0;
-        match c.doc {
-            Doc::Node(gi, ni) => {
-                let n = nodes[gi][ni];
-                let mut ev: Vec<(f64, &crate::graph::Evidence)> = n
-                    .evidence
-                    .iter()
-                    .map(|e| {
-                        let toks = tokenize(&e.text);
-                        let s = q.iter().filter(|t| toks.contains(t)).count() as f64;
-                        (s, e)
-                    })
-                    .collect();
-                ev.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.turn.cmp(&a.1.turn)));
-                // Evidence another hit already quotes is not repeated.
-                let fresh: Vec<&crate::graph::Evidence> = ev
-                    .into_iter()
-                    .map(|(_, e)| e)
-                    .filter(|e| !quoted.contains(&e.text))
-                    .take(opts.evidence_per_hit)
-                    .collect();
-                let evidence: Vec<Said> = fresh
-                    .into_iter()
-                    .map(|e| {
-                        quoted.insert(e.text.clone());
-                        Said {
-                            session: e.session.clone(),
-                            turn: e.turn,
-                            speaker: e.speaker.clone(),
-                            date: date_str(&e.session, e.turn),
-                            text: e.text.clone(),
-                        }
-                    })
-                    .collect();
-                let mut why = c.why.clone();
-                if n.kind == NodeKind::Decision
-                    && sources.graphs[gi]
-                        .graph
-                        .edges_of(&n.id)
-                        .iter()
-                        .any(|e| e.kind == EdgeKind::Supersedes && e.source == n.id)
-                {
-                    why.push("current decision".into());
-                }
-                hits.push(Hit {
-                    kind: "node".into(),
-                    id: Some(n.id.clone()),
-                    label: n.label.clone(),
-                    node_kind: Some(n.kind),
-                    domain: Some(n.domain),
-                    source: sources.graphs[gi].name.clone(),
-                    detail: n.detail.clone(),
-                    evidence,
-                    why,
-                    score,
-                });
-            }
-            Doc::Turn(gi) => {
-                let g = &groups[gi];
-                let parts = excerpt(g, &passages, &episodes, &prel, &quoted);
-                if parts.is_empty() {
-                    continue;
-                }
-                let date = Some(g.at.date_naive().format("%Y-%m-%d").to_string());
-                hits.push(Hit {
-                    kind: "said".into(),
-                    id: None,
-                    label: format!("turn {}", g.turn),
-                    node_kind: None,
-                    domain: None,
-                    source: g.session.clone(),
-                    detail: None,
-                    evidence: parts
-                        .into_iter()
-                        .map(|(speaker, text)| Said {
-                            session: g.session.clone(),
-                            turn: g.turn,
-                            speaker: speaker.into(),
-                            date: date.clone(),
-                            text,
-                        })
-                        .collect(),
-                    why: c.why.clone(),
-                    score,
-                });
-            }
-            Doc::Passage(_) => {}
-        }
-    }
-    pack(text, budget, hits, notes, opts.limit.max(1))
+    SearchIndex::build(sources).search(text, opts, close)
 }
 
 /// One hit as text.
@@ -966,7 +1104,12 @@ fn hit_text(i: usize, h: &Hit) -> String {
         let detail = h.detail.as_deref().map(str::trim).filter(|d| !d.is_empty());
         // A detail that is the evidence sentence itself is said once, with
         // who said it when.
-        let same = |e: &Said| detail.is_some_and(|d| d.trim_end_matches('…').trim() == e.text.trim() || e.text.trim().starts_with(d.trim_end_matches('…').trim()));
+        let same = |e: &Said| {
+            detail.is_some_and(|d| {
+                d.trim_end_matches('…').trim() == e.text.trim()
+                    || e.text.trim().starts_with(d.trim_end_matches('…').trim())
+            })
+        };
         if let Some(d) = detail {
             s.push_str(&format!(" — {d}"));
             if let Some(e) = h.evidence.iter().find(|e| same(e)) {
@@ -1093,7 +1236,10 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
                 if hidden > 0 { ", …" } else { "" }
             )
         };
-        let draft = format!("{}{body}{more_line}{tail}", header(query, kept.len(), 0, budget));
+        let draft = format!(
+            "{}{body}{more_line}{tail}",
+            header(query, kept.len(), 0, budget)
+        );
         let used = count_tokens(&draft);
         let text = format!(
             "{}{body}{more_line}{tail}",
@@ -1204,14 +1350,22 @@ mod tests {
 
     fn sample() -> (Graph, Vec<Episode>) {
         let mut g = Graph::new();
-        let mut old = node("Use weekly partitions", NodeKind::Decision, "partition size for events");
+        let mut old = node(
+            "Use weekly partitions",
+            NodeKind::Decision,
+            "partition size for events",
+        );
         old.evidence.push(Evidence {
             session: "s1".into(),
             turn: 2,
             speaker: "user".into(),
             text: "let's partition the events table weekly".into(),
         });
-        let new = node("Use daily partitions", NodeKind::Decision, "partition size for events");
+        let new = node(
+            "Use daily partitions",
+            NodeKind::Decision,
+            "partition size for events",
+        );
         let (oid, nid) = (old.id.clone(), new.id.clone());
         g.upsert_node(old);
         g.upsert_node(new);
@@ -1222,11 +1376,30 @@ mod tests {
             weight: 0.9,
         })
         .unwrap_or_else(|e| panic!("{e}"));
-        g.upsert_node(node("Invoice service", NodeKind::Entity, "sends invoices monthly"));
+        g.upsert_node(node(
+            "Invoice service",
+            NodeKind::Entity,
+            "sends invoices monthly",
+        ));
         let eps = vec![
-            ep(1, Speaker::User, "2026-05-02T09:00:00Z", "I went to the museum and saw an exhibition of ancient silk."),
-            ep(1, Speaker::Assistant, "2026-05-02T09:00:10Z", "That sounds lovely, silk road art is rich."),
-            ep(5, Speaker::User, "2026-05-04T09:00:00Z", "The billing job retries three times before it gives up on a payment."),
+            ep(
+                1,
+                Speaker::User,
+                "2026-05-02T09:00:00Z",
+                "I went to the museum and saw an exhibition of ancient silk.",
+            ),
+            ep(
+                1,
+                Speaker::Assistant,
+                "2026-05-02T09:00:10Z",
+                "That sounds lovely, silk road art is rich.",
+            ),
+            ep(
+                5,
+                Speaker::User,
+                "2026-05-04T09:00:00Z",
+                "The billing job retries three times before it gives up on a payment.",
+            ),
         ];
         (g, eps)
     }
@@ -1242,7 +1415,7 @@ mod tests {
         };
         let mut o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
         o.budget = budget;
-        search(&src, q, &o, None)
+        search(src, q, &o, None)
     }
 
     #[test]
@@ -1257,7 +1430,14 @@ mod tests {
     fn a_named_day_favours_what_was_said_that_day() {
         let a = run("what exhibition did I see on May 2nd?", 800);
         assert!(a.hits[0].evidence[0].text.contains("silk"), "{}", a.text);
-        assert!(a.hits[0].why.iter().any(|w| w.contains("said on 2026-05-02")), "{:?}", a.hits[0].why);
+        assert!(
+            a.hits[0]
+                .why
+                .iter()
+                .any(|w| w.contains("said on 2026-05-02")),
+            "{:?}",
+            a.hits[0].why
+        );
     }
 
     #[test]

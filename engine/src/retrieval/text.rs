@@ -68,7 +68,10 @@ mod tests {
         let t = tokenize("What is Nora's wedding date, and when did we book it?");
         assert!(t.contains(&stem("nora")), "{t:?}");
         assert!(t.contains(&stem("wedding")), "{t:?}");
-        assert!(!t.iter().any(|w| w == "what" || w == "is" || w == "the"), "{t:?}");
+        assert!(
+            !t.iter().any(|w| w == "what" || w == "is" || w == "the"),
+            "{t:?}"
+        );
         assert_eq!(tokenize("day 4"), vec![stem("day"), "4".to_owned()]);
         // Other scripts tokenize too (no panic, words kept).
         assert!(!tokenize("Привет мир 日本語").is_empty());

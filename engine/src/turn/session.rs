@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::decay::{self, DecayReport};
+use crate::episodes::{self, Episode, Speaker};
 use crate::gate::{self, GateDecision, GateInput, GateState};
 use crate::graph::{Graph, GraphDoc, NodeId};
 use crate::patch::{self, ApplyReport, PatchError, PatchRules};
@@ -32,7 +33,6 @@ use crate::probe::{Probe, ProbeInput, Usage};
 use crate::render::{self, Render, RenderContext};
 use crate::semantic::Semantic;
 use crate::stats::Stats;
-use crate::episodes::{self, Episode, Speaker};
 use crate::store::{
     Entry, FileLock, Home, Journal, LoadReport, Snapshot, StoreError, read_json, scan_journal,
     write_atomic, write_json,
