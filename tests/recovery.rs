@@ -438,7 +438,10 @@ fn lost_trailing_entry_is_reported(env: &TestEnv, session: &str, dir: &Path, kin
         &env.run(&["doctor", "--offline", "--no-embed", "--repair"]),
         "doctor --repair",
     );
-    assert!(out.contains(&format!("repaired: session {session}")), "{out}");
+    assert!(
+        out.contains(&format!("repaired: session {session}")),
+        "{out}"
+    );
     let records = std::fs::read_to_string(dir.join("repairs.jsonl")).unwrap_or_default();
     assert!(
         records.contains("\"lost\":true") && records.contains("lost journal entries"),
@@ -446,7 +449,10 @@ fn lost_trailing_entry_is_reported(env: &TestEnv, session: &str, dir: &Path, kin
     );
     assert_eq!(state_json(dir)["lost_entries"], 1, "{}", state_json(dir));
     let (_, err) = node_ids(env, session);
-    assert!(!err.contains("damaged"), "still damaged after repair: {err}");
+    assert!(
+        !err.contains("damaged"),
+        "still damaged after repair: {err}"
+    );
 }
 
 #[test]
@@ -462,7 +468,12 @@ fn a_lost_trailing_touch_entry_is_reported_and_repaired() {
     {
         let mut s = Session::open(&home, "touch", rollgraph_engine::Config::default())
             .unwrap_or_else(|e| panic!("{e}"));
-        let ids: Vec<_> = s.graph.nodes_unordered().take(2).map(|n| n.id.clone()).collect();
+        let ids: Vec<_> = s
+            .graph
+            .nodes_unordered()
+            .take(2)
+            .map(|n| n.id.clone())
+            .collect();
         s.touch(&ids, 0.5, now).unwrap_or_else(|e| panic!("{e}"));
     }
     assert_eq!(state_json(&dir)["journal_seq"].as_u64(), Some(before + 1));
@@ -478,7 +489,12 @@ fn a_lost_trailing_touch_entry_is_reported_and_repaired() {
         let mut s = Session::open(&home, "touch", rollgraph_engine::Config::default())
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(!s.load.damaged(), "{}", s.load.summary());
-        let ids: Vec<_> = s.graph.nodes_unordered().take(1).map(|n| n.id.clone()).collect();
+        let ids: Vec<_> = s
+            .graph
+            .nodes_unordered()
+            .take(1)
+            .map(|n| n.id.clone())
+            .collect();
         s.touch(&ids, 0.5, now).unwrap_or_else(|e| panic!("{e}"));
     }
     assert_eq!(state_json(&dir)["journal_seq"].as_u64(), Some(before + 1));

@@ -165,7 +165,9 @@ pub fn session(home: &Home, id: &str, config: &Config) -> Result<PeekedSession, 
             problems.push(format!("journal entry {seq} did not apply: {err}"));
         }
     }
-    let last = entries.last().map_or(snapshot.seq, |e| e.0.max(snapshot.seq));
+    let last = entries
+        .last()
+        .map_or(snapshot.seq, |e| e.0.max(snapshot.seq));
     if state.journal_seq > last {
         problems.push(format!(
             "state.json records journal entry {} as written but snapshot.json and journal.jsonl end at {last}: entries {}..={} are missing",
