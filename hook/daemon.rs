@@ -104,6 +104,7 @@ pub fn run(args: DaemonArgs) -> Result<()> {
             rollgraph_engine::Config::default()
         }
     };
+    let home = home.with_aside_limits(config.store.aside_limits());
     std::fs::create_dir_all(home.root())
         .with_context(|| format!("creating {}", home.root().display()))?;
     let _lock = match take_lock(&home) {

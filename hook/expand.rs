@@ -186,8 +186,7 @@ pub fn expand(home: &Home, config: &Config, session: &str, handle: &str) -> Resu
 
 /// `rollgraph expand`.
 pub fn run(args: ExpandArgs) -> Result<()> {
-    let home = Home::from_env();
-    let config = Config::load_default(home.root())?;
+    let (home, config) = common::home_and_config()?;
     let session = common::pick_session(&home, args.session.as_deref())?;
     let e = expand(&home, &config, &session, &args.handle)?;
     let out = if args.json {

@@ -151,8 +151,7 @@ pub fn query(
 
 /// `rollgraph query`.
 pub fn run(args: QueryArgs) -> Result<()> {
-    let home = Home::from_env();
-    let config = Config::load_default(home.root())?;
+    let (home, config) = common::home_and_config()?;
     let session = common::pick_session(&home, args.session.as_deref())?;
     let text = args.text.join(" ");
     let r = query(&home, &config, &session, &text, args.limit)?;

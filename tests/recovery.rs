@@ -527,3 +527,105 @@ fn a_lost_trailing_reset_entry_is_reported_and_repaired() {
     assert!(lost.contains("\"reset\""), "{lost}");
     lost_trailing_entry_is_reported(&env, "reset", &dir, "reset");
 }
+
+fn aside_copies(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.contains(".quarantine-") || n.contains(".corrupt-")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn quarantine_copies_are_bounded_oldest_out() {
+    let env = TestEnv::new();
+    let dir = journal_only(&env, "bounded");
+    std::fs::write(
+        env.state().join("config.toml"),
+        "[store]\nsnapshot_every = 1000\nquarantine_keep = 3\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let journal = dir.join("journal.jsonl");
+    // Five separate damages, each repaired by a writer: five quarantine
+    // copies made, at most three kept, the newest among them.
+    for i in 0..5 {
+        let mut text = std::fs::read(&journal).unwrap_or_default();
+        text.extend(format!("damaged line {i}\n").as_bytes());
+        std::fs::write(&journal, text).unwrap_or_else(|e| panic!("{e}"));
+        ok(
+            &env.run(&["doctor", "--offline", "--no-embed", "--repair"]),
+            "doctor --repair",
+        );
+        assert!(aside_copies(&dir).len() <= 3, "{:?}", aside_copies(&dir));
+    }
+    let kept: Vec<String> = aside_copies(&dir)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect();
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert!(
+        kept.iter().any(|k| k.contains("damaged line 4")),
+        "{kept:?}"
+    );
+    assert!(
+        !kept.iter().any(|k| k.contains("damaged line 0")),
+        "{kept:?}"
+    );
+    let records = std::fs::read_to_string(dir.join("repairs.jsonl")).unwrap_or_default();
+    assert!(
+        records.contains("older set-aside copies removed"),
+        "{records}"
+    );
+    // Copies beyond the limit (left by an older version, or a lowered
+    // limit): read-only commands leave them, doctor reports them, and
+    // doctor --repair removes the oldest.
+    for i in 0..4 {
+        std::fs::write(dir.join(format!("snapshot.json.corrupt-{i}")), b"{")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let before = files(&dir);
+    for args in [
+        vec!["show", "--json", "--session", "bounded"],
+        vec!["render", "--session", "bounded"],
+        vec!["stats", "--json"],
+    ] {
+        ok(&env.run(&args), &format!("{args:?}"));
+    }
+    assert!(
+        files(&dir) == before,
+        "a read-only command changed the session"
+    );
+    assert_eq!(aside_copies(&dir).len(), 7);
+    let out = ok(&env.run(&["doctor", "--offline", "--no-embed"]), "doctor");
+    assert!(out.contains("over the retention limit"), "{out}");
+    assert_eq!(
+        aside_copies(&dir).len(),
+        7,
+        "a read-only doctor removed copies"
+    );
+    let out = ok(
+        &env.run(&["doctor", "--offline", "--no-embed", "--repair"]),
+        "doctor --repair",
+    );
+    assert!(out.contains("older set-aside copies removed"), "{out}");
+    assert_eq!(aside_copies(&dir).len(), 3, "{:?}", aside_copies(&dir));
+    let out = ok(&env.run(&["doctor", "--offline", "--no-embed"]), "doctor");
+    assert!(!out.contains("over the retention limit"), "{out}");
+    // A limit that makes no sense is refused with its file and key.
+    std::fs::write(
+        env.state().join("config.toml"),
+        "[store]\nquarantine_keep = 0\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = env.run(&["stats", "--json"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("config.toml:store.quarantine_keep = 0"),
+        "{}",
+        stderr(&o)
+    );
+}

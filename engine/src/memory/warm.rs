@@ -240,6 +240,7 @@ impl WarmStore {
         let dir = WarmStore::dir_of(home, key)?;
         crate::store::create_private_dir(&dir)?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
+        let aside_before = crate::store::aside_copies(&dir);
         let mut load = WarmLoad::default();
         let snap_path = dir.join("snapshot.json");
         let prev_path = dir.join("snapshot.prev.json");
@@ -324,6 +325,15 @@ impl WarmStore {
             // Make the store healthy again at once: a fresh snapshot, no rotation
             // (the previous snapshot and journals stay valid as they are).
             store.write_snapshot(false)?;
+        }
+        if !store.load.restored.is_empty() {
+            // Bounded set-aside copies: the oldest go, never the ones just made.
+            let limits = home.aside_limits();
+            let made = crate::store::new_aside_copies(&store.dir, &aside_before);
+            let removed = crate::store::prune_aside(&store.dir, &limits, &made)?;
+            if let Some(r) = crate::store::pruned_summary(&removed, &limits) {
+                store.load.restored.push(r);
+            }
         }
         Ok(store)
     }

@@ -705,6 +705,11 @@ impl Session {
                 reason: load.summary(),
             });
         }
+        let aside_before = if damaged {
+            crate::store::aside_copies(&dir)
+        } else {
+            Vec::new()
+        };
         if damaged {
             if missing_probes > 0 {
                 state.lost_probes += missing_probes;
@@ -765,6 +770,13 @@ impl Session {
             ));
             if state_bad || missing_probes > 0 || missing_entries > 0 || behind {
                 session.save_state()?;
+            }
+            // Bounded set-aside copies: the oldest go, never the ones just made.
+            let limits = session.config.store.aside_limits();
+            let made = crate::store::new_aside_copies(&session.dir, &aside_before);
+            let removed = crate::store::prune_aside(&session.dir, &limits, &made)?;
+            if let Some(r) = crate::store::pruned_summary(&removed, &limits) {
+                session.load.repairs.push(r);
             }
             record_repair(&session.dir, &session.load)?;
             tracing::warn!("session {id} repaired: {}", session.load.summary());
