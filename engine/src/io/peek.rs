@@ -196,6 +196,14 @@ pub fn session(home: &Home, id: &str, config: &Config) -> Result<PeekedSession, 
 pub fn warm(home: &Home, key: &str) -> Result<PeekedWarm, StoreError> {
     let dir = WarmStore::dir_of(home, key)?;
     let mut problems = Vec::new();
+    // head.json first: it is rewritten after each journal append.
+    let head = match read_json::<warm::WarmHead>(&dir.join("head.json")) {
+        Ok(h) => h.unwrap_or_default(),
+        Err(e) => {
+            problems.push(e.to_string());
+            warm::WarmHead::default()
+        }
+    };
     let mut base: Option<WarmSnapshot> = None;
     for name in ["snapshot.json", "snapshot.prev.json"] {
         match read_json::<WarmSnapshot>(&dir.join(name)) {
@@ -225,6 +233,15 @@ pub fn warm(home: &Home, key: &str) -> Result<PeekedWarm, StoreError> {
         if let Err(why) = warm::apply_entry(&mut graph, &mut meta, e) {
             problems.push(format!("warm journal entry {s} partly failed: {why}"));
         }
+    }
+    let last = entries.last().map_or(seq, |e| e.0.max(seq));
+    if head.seq > last {
+        problems.push(format!(
+            "head.json records warm journal entry {} as written but the snapshot and journals end at {last}: entries {}..={} are missing",
+            head.seq,
+            last + 1,
+            head.seq
+        ));
     }
     Ok(PeekedWarm {
         peeked: Peeked {
