@@ -155,29 +155,33 @@ const PING_WAIT: Duration = Duration::from_millis(500);
 /// exit and leave the spooled work to the next hook call.
 fn take_lock(home: &Home) -> Result<Option<FileLock>, StoreError> {
     let path = lock_path(home);
-    match FileLock::try_acquire(&path) {
-        Ok(l) => return Ok(Some(l)),
-        Err(StoreError::Locked(_)) => {}
-        Err(e) => return Err(e),
-    }
-    if crate::ipc::recorded_daemon_alive(home) && crate::ipc::answers_ping(home, PING_WAIT) {
-        tracing::info!("another daemon holds the lock; exiting");
-        return Ok(None);
-    }
-    tracing::info!(
-        "the daemon lock is held by a daemon that does not answer (exiting?); waiting up to {}s for it",
-        LOCK_WAIT.as_secs()
-    );
-    match FileLock::acquire(&path, LOCK_WAIT) {
-        Ok(l) => Ok(Some(l)),
-        Err(StoreError::Locked(_)) => {
+    let start = Instant::now();
+    let mut waiting = false;
+    loop {
+        match FileLock::try_acquire(&path) {
+            Ok(l) => return Ok(Some(l)),
+            Err(StoreError::Locked(_)) => {}
+            Err(e) => return Err(e),
+        }
+        if crate::ipc::recorded_daemon_alive(home) && crate::ipc::answers_ping(home, PING_WAIT) {
+            tracing::info!("another daemon holds the lock; exiting");
+            return Ok(None);
+        }
+        if start.elapsed() >= LOCK_WAIT {
             tracing::warn!(
                 "the daemon lock is still held after {}s by a daemon that does not answer; exiting",
                 LOCK_WAIT.as_secs()
             );
-            Ok(None)
+            return Ok(None);
         }
-        Err(e) => Err(e),
+        if !waiting {
+            waiting = true;
+            tracing::info!(
+                "the daemon lock is held by a daemon that does not answer (exiting, or starting); waiting up to {}s for it",
+                LOCK_WAIT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
