@@ -5,8 +5,8 @@
 //!
 //! Setup: a 5,000-node synthetic session on disk (snapshot, render.json,
 //! terms.txt, state.json), written through the real `Session`. A stand-in
-//! daemon (a socket that accepts and drops connections) listens, so the
-//! measured path includes the poke but not the daemon's probe work competing
+//! daemon (a socket that reads each poke and answers `ok`, as the daemon
+//! does) listens, so the measured path includes the poke and its answer but not the daemon's probe work competing
 //! for the CPU. Each run spawns the process, writes the payload to its
 //! stdin, and waits for it to exit. Also measured in-process: the first
 //! redaction (which compiles the regexes), later redactions, and one
@@ -156,7 +156,8 @@ fn main() {
         size("terms.txt") / 1024
     );
 
-    // A stand-in daemon: accepts and drops pokes.
+    // A stand-in daemon: reads each poke and answers it (a poke nobody
+    // answers makes the hook start a real daemon).
     let listener = match UnixListener::bind(state.join("daemon.sock")) {
         Ok(l) => l,
         Err(e) => {
@@ -165,8 +166,13 @@ fn main() {
         }
     };
     std::thread::spawn(move || {
-        for c in listener.incoming() {
-            drop(c);
+        use std::io::{BufRead, Write};
+        for mut c in listener.incoming().flatten() {
+            let mut line = String::new();
+            if let Ok(r) = c.try_clone() {
+                let _ = std::io::BufReader::new(r).read_line(&mut line);
+            }
+            let _ = c.write_all(b"ok\n");
         }
     });
 

@@ -47,6 +47,7 @@ pub fn out_json<T: serde::Serialize>(value: &T) -> Result<()> {
 pub fn home_and_config() -> Result<(Home, Config)> {
     let home = Home::from_env();
     let config = Config::load_default(home.root()).context("loading the configuration")?;
+    let home = home.with_aside_limits(config.store.aside_limits());
     Ok((home, config))
 }
 

@@ -77,25 +77,6 @@ fn close_inherited_fds() {
     }
 }
 
-/// Whether the daemon named in `daemon.pid` is a live process (not gone,
-/// not a zombie).
-fn recorded_daemon_alive(home: &Home) -> bool {
-    let Some(pid) = std::fs::read_to_string(pid_path(home))
-        .ok()
-        .and_then(|s| s.trim().parse::<u32>().ok())
-    else {
-        return false;
-    };
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        // No /proc (not Linux): assume it lives, as before.
-        Err(_) => !std::path::Path::new("/proc/self").exists(),
-    }
-}
-
 /// Runs the daemon until it is idle, told to shut down, or signalled.
 pub fn run(args: DaemonArgs) -> Result<()> {
     if !args.foreground {
@@ -123,22 +104,12 @@ pub fn run(args: DaemonArgs) -> Result<()> {
             rollgraph_engine::Config::default()
         }
     };
+    let home = home.with_aside_limits(config.store.aside_limits());
     std::fs::create_dir_all(home.root())
         .with_context(|| format!("creating {}", home.root().display()))?;
-    // A daemon killed a moment ago may still be dying with the lock: wait a
-    // little for it rather than exit and leave the spooled work to the next
-    // hook call. A live daemon keeps the lock and this one leaves at once.
-    let wait = if recorded_daemon_alive(&home) && crate::ipc::reachable(&home) {
-        Duration::ZERO
-    } else {
-        Duration::from_secs(3)
-    };
-    let _lock = match FileLock::acquire(&lock_path(&home), wait) {
-        Ok(l) => l,
-        Err(StoreError::Locked(_)) => {
-            tracing::info!("another daemon holds the lock; exiting");
-            return Ok(());
-        }
+    let _lock = match take_lock(&home) {
+        Ok(Some(l)) => l,
+        Ok(None) => return Ok(()),
         Err(e) => {
             tracing::error!("daemon lock: {e}");
             return Err(e.into());
@@ -147,23 +118,7 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     let _ = std::fs::write(pid_path(&home), format!("{}\n", std::process::id()));
     let sock = socket_path(&home);
     // We hold the lock: any socket file left is a dead daemon's.
-    let _ = std::fs::remove_file(&sock);
-    let listener = std::os::unix::net::UnixListener::bind(&sock);
-    let listener = match listener {
-        Ok(l) => {
-            let _ = std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o600));
-            l.set_nonblocking(true)?;
-            Some(l)
-        }
-        Err(e) => {
-            // Keep working from the spools; pokes just won't reach us.
-            tracing::error!(
-                "cannot listen on {}: {e}; working from rescans only",
-                sock.display()
-            );
-            None
-        }
-    };
+    let listener = bind(&sock);
     tracing::info!("daemon started (idle timeout {}s)", args.idle_timeout);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -183,6 +138,96 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     let _ = std::fs::remove_file(pid_path(&home));
     tracing::info!("daemon stopped");
     result
+}
+
+/// How long a new daemon waits for the lock of one that does not answer.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// How long a new daemon waits for the lock holder to answer `ping`.
+const PING_WAIT: Duration = Duration::from_millis(500);
+
+/// Takes the single-instance lock; `None` when a live daemon holds it.
+///
+/// A daemon killed a moment ago may still be dying with the lock (its
+/// threads have not all exited, so its lock and even its listener are still
+/// open): only a holder that answers `ping` is a daemon at work, and this
+/// one leaves at once. Otherwise it waits a little for the lock rather than
+/// exit and leave the spooled work to the next hook call.
+fn take_lock(home: &Home) -> Result<Option<FileLock>, StoreError> {
+    let path = lock_path(home);
+    let start = Instant::now();
+    let mut waiting = false;
+    loop {
+        match FileLock::try_acquire(&path) {
+            Ok(l) => return Ok(Some(l)),
+            Err(StoreError::Locked(_)) => {}
+            Err(e) => return Err(e),
+        }
+        if crate::ipc::recorded_daemon_alive(home) && crate::ipc::answers_ping(home, PING_WAIT) {
+            tracing::info!("another daemon holds the lock; exiting");
+            return Ok(None);
+        }
+        if start.elapsed() >= LOCK_WAIT {
+            tracing::warn!(
+                "the daemon lock is still held after {}s by a daemon that does not answer; exiting",
+                LOCK_WAIT.as_secs()
+            );
+            return Ok(None);
+        }
+        if !waiting {
+            waiting = true;
+            tracing::info!(
+                "the daemon lock is held by a daemon that does not answer (exiting, or starting); waiting up to {}s for it",
+                LOCK_WAIT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Binds the socket (0600, non-blocking), replacing any socket file left
+/// there; `None` when that fails (the daemon then works from rescans only:
+/// pokes just won't reach it).
+fn bind(sock: &std::path::Path) -> Option<std::os::unix::net::UnixListener> {
+    let _ = std::fs::remove_file(sock);
+    let listener = std::os::unix::net::UnixListener::bind(sock).and_then(|l| {
+        let _ = std::fs::set_permissions(sock, std::fs::Permissions::from_mode(0o600));
+        l.set_nonblocking(true)?;
+        Ok(l)
+    });
+    match listener {
+        Ok(l) => Some(l),
+        Err(e) => {
+            tracing::error!(
+                "cannot listen on {}: {e}; working from rescans only",
+                sock.display()
+            );
+            None
+        }
+    }
+}
+
+/// The accept loop in flight: its task and what tells it to let go of the
+/// listener.
+struct Accepting {
+    task: tokio::task::JoinHandle<()>,
+    close: Arc<Notify>,
+}
+
+fn accepting(
+    listener: Option<std::os::unix::net::UnixListener>,
+    shared: &Arc<Shared>,
+) -> Option<Accepting> {
+    let l = match tokio::net::UnixListener::from_std(listener?) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("registering the socket: {e}; working from rescans only");
+            return None;
+        }
+    };
+    let close = Arc::new(Notify::new());
+    let task = tokio::spawn(accept_loop(l, shared.clone(), close.clone()));
+    Some(Accepting { task, close })
 }
 
 fn init_log(home: &Home, limits: LogLimits, foreground: bool) {
@@ -248,10 +293,7 @@ async fn serve(
         stopping: AtomicBool::new(false),
         last_activity: std::sync::Mutex::new(Instant::now()),
     });
-    if let Some(l) = listener {
-        let l = tokio::net::UnixListener::from_std(l).context("registering the socket")?;
-        tokio::spawn(accept_loop(l, shared.clone()));
-    }
+    let mut accept = accepting(listener, &shared);
     {
         let shared = shared.clone();
         tokio::spawn(async move {
@@ -340,6 +382,33 @@ async fn serve(
             })
             .await
             .unwrap_or(false);
+            // Stop taking pokes before leaving, then look once more: a hook
+            // that spooled a job and had its poke answered did so before the
+            // listener closed, so its job is seen here. One that comes later
+            // finds no listener and starts a new daemon.
+            let pending = pending || {
+                if let Some(a) = accept.take() {
+                    a.close.notify_one();
+                    let _ = a.task.await;
+                }
+                let _ = std::fs::remove_file(socket_path(&shared.home));
+                let h = shared.home.clone();
+                let skip = stuck.clone();
+                tokio::task::spawn_blocking(move || {
+                    spool::sessions(&h)
+                        .iter()
+                        .any(|s| !skip.contains(s) && spool::session_pending(&h, s))
+                })
+                .await
+                .unwrap_or(true)
+            };
+            if pending && accept.is_none() {
+                // Work came in while the listener closed: stay and listen again.
+                tracing::info!("work arrived while going idle; staying");
+                accept = accepting(bind(&socket_path(&shared.home)), &shared);
+                shared.active();
+                poked = true;
+            }
             if !pending {
                 if stuck.is_empty() {
                     tracing::info!("idle for {}s; exiting", idle.as_secs());
@@ -396,7 +465,7 @@ fn job_deadline(config: &rollgraph_engine::Config) -> Duration {
     Duration::from_millis(llm.saturating_add(30_000)).max(Duration::from_secs(60))
 }
 
-async fn accept_loop(listener: tokio::net::UnixListener, shared: Arc<Shared>) {
+async fn accept_loop(listener: tokio::net::UnixListener, shared: Arc<Shared>, close: Arc<Notify>) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let permit = match slots.clone().acquire_owned().await {
@@ -406,6 +475,7 @@ async fn accept_loop(listener: tokio::net::UnixListener, shared: Arc<Shared>) {
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = shared.stop.notified() => return,
+            _ = close.notified() => return,
         };
         match accepted {
             Ok((stream, _)) => {

@@ -51,6 +51,14 @@ pub struct StateCheck {
     pub permissions_fixed: usize,
     /// Daemon jobs set aside after failing twice (`spool/<session>.failed`).
     pub set_aside_jobs: Vec<String>,
+    /// Set-aside copies of damaged bytes (`*.quarantine-*`, `*.corrupt-*`)
+    /// under the sessions and warm stores, after this run.
+    pub quarantine_files: usize,
+    /// Their bytes in all.
+    pub quarantine_bytes: u64,
+    /// Directories holding more copies than `store.quarantine_keep` /
+    /// `store.quarantine_max_bytes` allow (`--repair` removes the oldest).
+    pub quarantine_over_limit: Vec<String>,
 }
 
 /// A damaged session.
@@ -175,6 +183,44 @@ pub fn check_state(
                     .repaired
                     .push(format!("warm store {key}: NOT repaired: {e}")),
             }
+        }
+    }
+    // Set-aside copies, bounded per directory: reported, and with --repair
+    // the oldest beyond the limits removed (the newest is always kept).
+    let limits = config.store.aside_limits();
+    let mut dirs: Vec<std::path::PathBuf> = home
+        .sessions()
+        .iter()
+        .filter_map(|id| home.session_dir(id).ok())
+        .collect();
+    dirs.extend(
+        rollgraph_engine::warm::WarmStore::keys(home)
+            .iter()
+            .filter_map(|k| rollgraph_engine::warm::WarmStore::dir_of(home, k).ok()),
+    );
+    for dir in dirs {
+        if repair {
+            match rollgraph_engine::store::prune_aside(&dir, &limits, &[]) {
+                Ok(removed) => {
+                    if let Some(r) = rollgraph_engine::store::pruned_summary(&removed, &limits) {
+                        c.repaired.push(format!("{}: {r}", dir.display()));
+                    }
+                }
+                Err(e) => c
+                    .repaired
+                    .push(format!("{}: NOT pruned: {e}", dir.display())),
+            }
+        }
+        let copies = rollgraph_engine::store::aside_copies(&dir);
+        let bytes: u64 = copies.iter().map(|c| c.1).sum();
+        c.quarantine_files += copies.len();
+        c.quarantine_bytes += bytes;
+        if copies.len() > 1 && (copies.len() > limits.keep || bytes > limits.max_bytes) {
+            c.quarantine_over_limit.push(format!(
+                "{} ({} files, {bytes} bytes)",
+                dir.display(),
+                copies.len()
+            ));
         }
     }
     for (p, mode) in wide_permissions(home.root()) {
@@ -413,6 +459,17 @@ fn text(r: &DoctorReport) -> String {
     }
     for j in &st.set_aside_jobs {
         s.push_str(&format!("  set aside: {j}\n"));
+    }
+    if st.quarantine_files > 0 {
+        s.push_str(&format!(
+            "quarantine: {} set-aside copies, {} bytes\n",
+            st.quarantine_files, st.quarantine_bytes
+        ));
+    }
+    for d in &st.quarantine_over_limit {
+        s.push_str(&format!(
+            "  over the retention limit (`rollgraph doctor --repair` removes the oldest): {d}\n"
+        ));
     }
     if st.permissions_fixed > 0 {
         s.push_str(&format!(

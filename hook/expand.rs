@@ -306,8 +306,7 @@ pub fn expand(
 
 /// `rollgraph expand`.
 pub fn run(args: ExpandArgs) -> Result<()> {
-    let home = Home::from_env();
-    let config = Config::load_default(home.root())?;
+    let (home, config) = common::home_and_config()?;
     let session = common::pick_session(&home, args.session.as_deref())?;
     let e = expand(&home, &config, &session, &args.handle, args.budget)?;
     let out = if args.json {

@@ -4,8 +4,12 @@
 //! starts or asks the daemon without ever blocking on a hung one.
 //!
 //! The hook starts the daemon on demand: [`poke_or_start`] connects without
-//! blocking and, when nobody listens, spawns `rollgraph daemon` with stdin,
-//! stdout and stderr on /dev/null and does not wait.
+//! blocking, sends `work` and waits briefly for the daemon's `ok`; when
+//! nobody listens, or the daemon behind the socket is dying (a killed
+//! daemon's listener stays open until its last thread has exited, so the
+//! connection and the write succeed but no answer ever comes), it spawns
+//! `rollgraph daemon` with stdin, stdout and stderr on /dev/null and does
+//! not wait.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -98,28 +102,133 @@ fn connect_nonblocking(path: &Path) -> std::io::Result<UnixStream> {
 /// Outcome of a poke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Poke {
-    /// A daemon took the poke.
+    /// A daemon answered the poke: it will look at the spools.
     Sent,
-    /// A daemon is there but not accepting (hung or swamped): leave it; it
-    /// rescans the spools when it recovers.
+    /// A live daemon is there but did not answer in time (hung or swamped):
+    /// leave it; it rescans the spools when it recovers.
     Busy,
-    /// Nobody listens.
+    /// Nobody will take the work: no listener, or one that closed the
+    /// connection without answering, or a recorded daemon that is dead or
+    /// exiting (a zombie) whatever its socket still does.
     Absent,
 }
 
-/// Tells a running daemon there is work, without waiting for it.
+/// How long a poke waits for the daemon's `ok`. A live daemon answers from
+/// its async accept loop (jobs run on other threads) in well under a
+/// millisecond; the wait only runs out when a daemon is there and does not
+/// answer, and then the recorded pid decides between busy and dead.
+pub const POKE_ANSWER_WAIT: Duration = Duration::from_millis(100);
+
+/// Whether the daemon named in `daemon.pid` is a live process (not gone,
+/// not a zombie). A killed daemon's main thread turns zombie at once, while
+/// the process may still hold its socket until its other threads are done.
+pub fn recorded_daemon_alive(home: &Home) -> bool {
+    let Some(pid) = std::fs::read_to_string(pid_path(home))
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+    else {
+        return false;
+    };
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // No /proc (not Linux): assume it lives.
+        Err(_) => !Path::new("/proc/self").exists(),
+    }
+}
+
+/// What came back on a connection after a request line.
+enum Answer {
+    /// This line.
+    Line(String),
+    /// The peer closed or reset the connection without a line: nobody
+    /// will handle the request (a dying daemon's backlog).
+    Closed,
+    /// Nothing within the wait.
+    Silent,
+}
+
+/// Sends `line` on a connected socket and reads one answer line within `wait`.
+fn exchange(s: UnixStream, line: &str, wait: Duration) -> Answer {
+    use std::io::ErrorKind;
+    let start = std::time::Instant::now();
+    if s.set_nonblocking(false).is_err() || s.set_write_timeout(Some(wait)).is_err() {
+        return Answer::Silent;
+    }
+    let mut msg = line.as_bytes().to_vec();
+    msg.push(b'\n');
+    if let Err(e) = (&s).write_all(&msg) {
+        return match e.kind() {
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => Answer::Silent,
+            _ => Answer::Closed,
+        };
+    }
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 256];
+    loop {
+        let left = wait.saturating_sub(start.elapsed());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return Answer::Silent;
+        }
+        match (&s).read(&mut chunk) {
+            Ok(0) => return Answer::Closed,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+                    return Answer::Line(String::from_utf8_lossy(&buf[..i]).trim().to_owned());
+                }
+                if buf.len() > 4096 {
+                    return Answer::Closed;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Answer::Silent;
+            }
+            Err(_) => return Answer::Closed,
+        }
+    }
+}
+
+/// Tells the daemon there is work and waits (at most [`POKE_ANSWER_WAIT`])
+/// for it to say it took it. A connection that is accepted by the kernel is
+/// not enough: a daemon killed a moment ago keeps its listener open until
+/// its last thread exits, takes the bytes into its backlog and never reads
+/// them. Only the daemon's answer, or a live recorded daemon that is too
+/// busy to answer, counts as someone having the work.
 pub fn poke(home: &Home) -> Poke {
     match connect_nonblocking(&socket_path(home)) {
-        Ok(mut s) => match s.write(b"work\n") {
-            Ok(_) => Poke::Sent,
-            Err(_) => Poke::Busy,
+        Ok(s) => match exchange(s, "work", POKE_ANSWER_WAIT) {
+            Answer::Line(a) if a == "ok" => Poke::Sent,
+            Answer::Line(_) | Answer::Closed => Poke::Absent,
+            Answer::Silent if recorded_daemon_alive(home) => Poke::Busy,
+            Answer::Silent => Poke::Absent,
         },
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Poke::Busy,
+        // A full backlog: a daemon that accepts nothing, alive or dying.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            if recorded_daemon_alive(home) {
+                Poke::Busy
+            } else {
+                Poke::Absent
+            }
+        }
         Err(_) => Poke::Absent,
     }
 }
 
-/// Pokes the daemon, starting one when none listens. Problems go to `errors`.
+/// Whether a daemon answers `ping` on the socket within `wait` (a dying or
+/// hung one never does).
+pub fn answers_ping(home: &Home, wait: Duration) -> bool {
+    match connect_nonblocking(&socket_path(home)) {
+        Ok(s) => matches!(exchange(s, "ping", wait), Answer::Line(a) if a == "pong"),
+        Err(_) => false,
+    }
+}
+
+/// Pokes the daemon, starting one when nobody will take the work (none
+/// listens, or the one there is dying). Problems go to `errors`.
 pub fn poke_or_start(home: &Home, errors: &mut Vec<String>) {
     if poke(home) != Poke::Absent {
         return;

@@ -175,6 +175,7 @@ impl ServerHandler for MemoryServer {
 pub fn run(args: McpArgs) -> Result<()> {
     let home = Home::from_env();
     let config = Config::load_default(home.root())?;
+    let home = home.with_aside_limits(config.store.aside_limits());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .max_blocking_threads(2)

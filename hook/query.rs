@@ -283,8 +283,7 @@ pub fn query(home: &Home, config: &Config, session: &str, ask: &Ask) -> Result<Q
 
 /// `rollgraph query`.
 pub fn run(args: QueryArgs) -> Result<()> {
-    let home = Home::from_env();
-    let config = Config::load_default(home.root())?;
+    let (home, config) = common::home_and_config()?;
     let session = common::pick_session(&home, args.session.as_deref())?;
     let ask = Ask {
         text: args.text.join(" "),

@@ -11,10 +11,23 @@
 #
 #   bash scripts/faults.sh            # the full campaign (tens of minutes on 2 cores)
 #   FAULTS_SCALE=fast bash scripts/faults.sh   # the fast subset, same table
+#   FAULTS_RELEASE=1 bash scripts/faults.sh    # against the release binary (built first)
+#   FAULTS_KILL_TRIALS=300 FAULTS_KILL_KINDS=daemon bash scripts/faults.sh
+#                                     # (with the other families) 300 daemon kill trials
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 scale="${FAULTS_SCALE:-full}"
+binary="debug"
+if [ "${FAULTS_RELEASE:-0}" = "1" ]; then
+  nice -n 19 cargo build --release --bins >&2 || exit 1
+  target_dir="${CARGO_TARGET_DIR:-target}"
+  case "$target_dir" in /*) ;; *) target_dir="$(pwd)/$target_dir" ;; esac
+  export ROLLGRAPH_TEST_BIN="$target_dir/release/rollgraph"
+  binary="release"
+elif [ -n "${ROLLGRAPH_TEST_BIN:-}" ]; then
+  binary="$ROLLGRAPH_TEST_BIN"
+fi
 out="$(mktemp "${TMPDIR:-/tmp}/rollgraph-faults.XXXXXX")"
 notes="$(mktemp "${TMPDIR:-/tmp}/rollgraph-faults-notes.XXXXXX")"
 trap 'rm -f "$out" "$notes"' EXIT
@@ -24,7 +37,7 @@ FAULTS_SCALE="$scale" FAULTS_OUT="$out" FAULTS_NOTES="$notes" nice -n 19 cargo t
 status=$?
 
 echo
-echo "rollgraph fault campaign ($scale)"
+echo "rollgraph fault campaign ($scale, $binary binary)"
 printf '%-22s %8s %9s  %s\n' "family" "cases" "failures" "first failure"
 total_cases=0
 total_failures=0

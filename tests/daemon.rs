@@ -247,3 +247,58 @@ fn expand_and_query_go_through_a_running_daemon() {
     assert_eq!(st["stats"]["expansions"], 1, "{st}");
     assert_eq!(st["stats"]["queries"], 1, "{st}");
 }
+
+#[test]
+fn a_new_daemon_waits_for_the_lock_of_one_that_does_not_answer() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(&env.state).unwrap_or_else(|e| panic!("{e}"));
+    // A daemon that is exiting after a kill: alive as far as its pid goes,
+    // still holding the lock and its listener, answering nothing.
+    let lock = rollgraph_engine::store::FileLock::try_acquire(&env.state.join("daemon.lock"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let listener =
+        std::os::unix::net::UnixListener::bind(env.socket()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        env.state.join("daemon.pid"),
+        format!("{}\n", std::process::id()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Work spooled meanwhile: its poke finds a live pid that does not
+    // answer, so the hook leaves it (busy) and starts nothing.
+    let payload = env.payload(
+        "dying",
+        "UserPromptSubmit",
+        json!({"prompt": "Let's go with Bento for email."}),
+    );
+    assert_eq!(env.hook(&payload).1, 0);
+    assert!(!crate::hookenv::spool_drained(&env.state));
+    let mut daemon = env
+        .cmd(&["daemon", "--idle-timeout", "2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let log = || std::fs::read_to_string(env.state.join("rollgraph.log")).unwrap_or_default();
+    wait_until("the new daemon to decide about the lock", || {
+        let l = log();
+        l.contains("does not answer") || l.contains("another daemon holds the lock")
+    });
+    assert!(
+        log().contains("waiting up to"),
+        "the new daemon left while the holder was only dying: {}",
+        log()
+    );
+    // The dying daemon is gone: its lock and listener close.
+    drop(listener);
+    drop(lock);
+    env.wait_for_daemon();
+    assert_eq!(
+        state(&env, "dying")["stats"]["turns"],
+        1,
+        "{}",
+        state(&env, "dying")
+    );
+    let _ = env.daemon_say("shutdown");
+    let _ = daemon.wait();
+}

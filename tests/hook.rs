@@ -188,11 +188,54 @@ fn a_dead_daemons_socket_is_replaced_and_the_work_done() {
 }
 
 #[test]
+fn a_poke_to_a_dying_daemon_starts_a_new_one() {
+    let env = seeded();
+    std::fs::create_dir_all(&env.state).unwrap_or_else(|e| panic!("{e}"));
+    // A daemon killed a moment ago: its main thread is a zombie while the
+    // process still holds its listener open (another thread not yet
+    // exited), so a connection and a write succeed but nobody ever reads.
+    let mut child = std::process::Command::new("true")
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let zombie = child.id();
+    crate::hookenv::wait_until("the child to turn zombie", || {
+        std::fs::read_to_string(format!("/proc/{zombie}/stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    });
+    std::fs::write(env.state.join("daemon.pid"), format!("{zombie}\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _dying = UnixListener::bind(env.socket()).unwrap_or_else(|e| panic!("{e}"));
+    let (stdout, code) = env.hook(&fixture("user_prompt_submit"));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("additionalContext"), "{stdout}");
+    // The poke went unanswered and the recorded daemon is dead: the hook
+    // started a new one, which does the work.
+    env.wait_for_daemon();
+    let state: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(env.state.join("sessions/fixture-session/state.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    assert_eq!(state["turn"], 3, "the spooled turn was processed: {state}");
+    let _ = child.wait();
+}
+
+#[test]
 fn a_hung_daemon_does_not_block_the_hook() {
     let env = seeded();
     full_mode(&env);
-    // Listens, never accepts, never answers.
+    // A live daemon (this process stands in for it: its pid, its lock) that
+    // listens, never accepts, never answers.
     let _hung = UnixListener::bind(env.socket()).unwrap_or_else(|e| panic!("{e}"));
+    let _lock = rollgraph_engine::store::FileLock::try_acquire(&env.state.join("daemon.lock"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        env.state.join("daemon.pid"),
+        format!("{}\n", std::process::id()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     for _ in 0..3 {
         let (stdout, code) = env.hook(&fixture("user_prompt_submit"));
         assert_eq!(code, 0);

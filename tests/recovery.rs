@@ -400,3 +400,232 @@ fn a_job_the_daemon_died_on_twice_is_set_aside_with_its_reason() {
     let out = stdout(&env.run(&["doctor", "--offline", "--no-embed"]));
     assert!(out.contains("set aside: session stuck"), "{out}");
 }
+
+/// Drops the last line of a file (an acknowledged entry lost from outside:
+/// a journal rolled back or truncated on a record boundary, so no torn line
+/// gives it away).
+fn drop_last_line(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let last = lines.pop().unwrap_or_default().to_owned();
+    let kept: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(path, kept).unwrap_or_else(|e| panic!("{e}"));
+    last
+}
+
+/// The session's state.json, parsed.
+fn state_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap_or_default())
+        .unwrap_or_default()
+}
+
+/// A lost trailing entry that is not a probe (so the probe count cannot
+/// tell) is seen read-only, reported as lost, repaired by a writer and on
+/// record; the next write neither re-reports it nor leaves a gap.
+fn lost_trailing_entry_is_reported(env: &TestEnv, session: &str, dir: &Path, kind: &str) {
+    let err = read_only_commands_change_nothing(env, session, dir);
+    assert!(
+        err.contains("damaged") && err.contains("are lost"),
+        "the lost {kind} entry went unreported: {err}"
+    );
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&env.run(&["stats", "--json"]), "stats")).unwrap_or_default();
+    let row = &stats["sessions"][0];
+    assert_eq!(row["lost"], true, "{row}");
+    let out = ok(&env.run(&["doctor", "--offline", "--no-embed"]), "doctor");
+    assert!(out.contains("1 damaged"), "{out}");
+    let out = ok(
+        &env.run(&["doctor", "--offline", "--no-embed", "--repair"]),
+        "doctor --repair",
+    );
+    assert!(
+        out.contains(&format!("repaired: session {session}")),
+        "{out}"
+    );
+    let records = std::fs::read_to_string(dir.join("repairs.jsonl")).unwrap_or_default();
+    assert!(
+        records.contains("\"lost\":true") && records.contains("lost journal entries"),
+        "{records}"
+    );
+    assert_eq!(state_json(dir)["lost_entries"], 1, "{}", state_json(dir));
+    let (_, err) = node_ids(env, session);
+    assert!(
+        !err.contains("damaged"),
+        "still damaged after repair: {err}"
+    );
+}
+
+#[test]
+fn a_lost_trailing_touch_entry_is_reported_and_repaired() {
+    use rollgraph_engine::session::Session;
+    use rollgraph_engine::store::Home;
+    let env = TestEnv::new();
+    let dir = replayed(&env, "touch", 1000);
+    let home = Home::at(env.state());
+    let now = rollgraph_engine::clock::parse_time("2026-11-02T12:30:00Z").unwrap_or_default();
+    let before = state_json(&dir)["journal_seq"].as_u64().unwrap_or(0);
+    assert!(before > 0, "state.json records no journal sequence");
+    {
+        let mut s = Session::open(&home, "touch", rollgraph_engine::Config::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<_> = s
+            .graph
+            .nodes_unordered()
+            .take(2)
+            .map(|n| n.id.clone())
+            .collect();
+        s.touch(&ids, 0.5, now).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(state_json(&dir)["journal_seq"].as_u64(), Some(before + 1));
+    let probes = state_json(&dir)["stats"]["probes"].clone();
+    let lost = drop_last_line(&dir.join("journal.jsonl"));
+    assert!(lost.contains("\"touch\""), "{lost}");
+    lost_trailing_entry_is_reported(&env, "touch", &dir, "touch");
+    // The probe count did not change: only the journal sequence could tell.
+    assert_eq!(state_json(&dir)["stats"]["probes"], probes);
+    // The journal continues from the repaired end: the next entry reuses
+    // the lost one's sequence and nothing is reported again.
+    {
+        let mut s = Session::open(&home, "touch", rollgraph_engine::Config::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!s.load.damaged(), "{}", s.load.summary());
+        let ids: Vec<_> = s
+            .graph
+            .nodes_unordered()
+            .take(1)
+            .map(|n| n.id.clone())
+            .collect();
+        s.touch(&ids, 0.5, now).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(state_json(&dir)["journal_seq"].as_u64(), Some(before + 1));
+    let (_, err) = node_ids(&env, "touch");
+    assert!(!err.contains("damaged"), "{err}");
+}
+
+#[test]
+fn a_lost_trailing_reset_entry_is_reported_and_repaired() {
+    use rollgraph_engine::session::Session;
+    use rollgraph_engine::store::Home;
+    let env = TestEnv::new();
+    let dir = replayed(&env, "reset", 1000);
+    let home = Home::at(env.state());
+    let now = rollgraph_engine::clock::parse_time("2026-11-02T12:30:00Z").unwrap_or_default();
+    {
+        let mut s = Session::open(&home, "reset", rollgraph_engine::Config::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut doc = s.graph.to_doc();
+        let keep: Vec<String> = doc.nodes.keys().take(3).cloned().collect();
+        doc.nodes.retain(|k, _| keep.contains(k));
+        doc.edges.clear();
+        s.reset(doc, now).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // A reset snapshots at once: lose that snapshot and the reset's line at
+    // the end of the (rotated) previous journal, and the older snapshot
+    // plus the journals rebuild a graph from before the reset.
+    std::fs::remove_file(dir.join("snapshot.json")).unwrap_or_else(|e| panic!("{e}"));
+    let lost = drop_last_line(&dir.join("journal.prev.jsonl"));
+    assert!(lost.contains("\"reset\""), "{lost}");
+    lost_trailing_entry_is_reported(&env, "reset", &dir, "reset");
+}
+
+fn aside_copies(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.contains(".quarantine-") || n.contains(".corrupt-")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn quarantine_copies_are_bounded_oldest_out() {
+    let env = TestEnv::new();
+    let dir = journal_only(&env, "bounded");
+    std::fs::write(
+        env.state().join("config.toml"),
+        "[store]\nsnapshot_every = 1000\nquarantine_keep = 3\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let journal = dir.join("journal.jsonl");
+    // Five separate damages, each repaired by a writer: five quarantine
+    // copies made, at most three kept, the newest among them.
+    for i in 0..5 {
+        let mut text = std::fs::read(&journal).unwrap_or_default();
+        text.extend(format!("damaged line {i}\n").as_bytes());
+        std::fs::write(&journal, text).unwrap_or_else(|e| panic!("{e}"));
+        ok(
+            &env.run(&["doctor", "--offline", "--no-embed", "--repair"]),
+            "doctor --repair",
+        );
+        assert!(aside_copies(&dir).len() <= 3, "{:?}", aside_copies(&dir));
+    }
+    let kept: Vec<String> = aside_copies(&dir)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect();
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert!(
+        kept.iter().any(|k| k.contains("damaged line 4")),
+        "{kept:?}"
+    );
+    assert!(
+        !kept.iter().any(|k| k.contains("damaged line 0")),
+        "{kept:?}"
+    );
+    let records = std::fs::read_to_string(dir.join("repairs.jsonl")).unwrap_or_default();
+    assert!(
+        records.contains("older set-aside copies removed"),
+        "{records}"
+    );
+    // Copies beyond the limit (left by an older version, or a lowered
+    // limit): read-only commands leave them, doctor reports them, and
+    // doctor --repair removes the oldest.
+    for i in 0..4 {
+        std::fs::write(dir.join(format!("snapshot.json.corrupt-{i}")), b"{")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let before = files(&dir);
+    for args in [
+        vec!["show", "--json", "--session", "bounded"],
+        vec!["render", "--session", "bounded"],
+        vec!["stats", "--json"],
+    ] {
+        ok(&env.run(&args), &format!("{args:?}"));
+    }
+    assert!(
+        files(&dir) == before,
+        "a read-only command changed the session"
+    );
+    assert_eq!(aside_copies(&dir).len(), 7);
+    let out = ok(&env.run(&["doctor", "--offline", "--no-embed"]), "doctor");
+    assert!(out.contains("over the retention limit"), "{out}");
+    assert_eq!(
+        aside_copies(&dir).len(),
+        7,
+        "a read-only doctor removed copies"
+    );
+    let out = ok(
+        &env.run(&["doctor", "--offline", "--no-embed", "--repair"]),
+        "doctor --repair",
+    );
+    assert!(out.contains("older set-aside copies removed"), "{out}");
+    assert_eq!(aside_copies(&dir).len(), 3, "{:?}", aside_copies(&dir));
+    let out = ok(&env.run(&["doctor", "--offline", "--no-embed"]), "doctor");
+    assert!(!out.contains("over the retention limit"), "{out}");
+    // A limit that makes no sense is refused with its file and key.
+    std::fs::write(
+        env.state().join("config.toml"),
+        "[store]\nquarantine_keep = 0\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = env.run(&["stats", "--json"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("config.toml:store.quarantine_keep = 0"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -239,6 +239,22 @@ pub struct StoreConfig {
     pub log_max_bytes: u64,
     /// Rotated log files kept.
     pub log_keep: u32,
+    /// Set-aside copies of damaged bytes (`*.quarantine-<time>`,
+    /// `*.corrupt-<time>`) kept per session or warm store directory; the
+    /// oldest go first. The copy a repair has just made is always kept.
+    pub quarantine_keep: u32,
+    /// Total bytes of set-aside copies kept per directory (oldest out first).
+    pub quarantine_max_bytes: u64,
+}
+
+impl StoreConfig {
+    /// The retention of set-aside copies.
+    pub fn aside_limits(&self) -> crate::store::AsideLimits {
+        crate::store::AsideLimits {
+            keep: self.quarantine_keep as usize,
+            max_bytes: self.quarantine_max_bytes,
+        }
+    }
 }
 
 impl Default for StoreConfig {
@@ -247,6 +263,8 @@ impl Default for StoreConfig {
             snapshot_every: 16,
             log_max_bytes: 1 << 20,
             log_keep: 3,
+            quarantine_keep: crate::store::AsideLimits::DEFAULT.keep as u32,
+            quarantine_max_bytes: crate::store::AsideLimits::DEFAULT.max_bytes,
         }
     }
 }
@@ -502,6 +520,16 @@ impl Config {
             1,
         );
         c.at_least("store.log_max_bytes", self.store.log_max_bytes, 1024);
+        c.at_least(
+            "store.quarantine_keep",
+            u64::from(self.store.quarantine_keep),
+            1,
+        );
+        c.at_least(
+            "store.quarantine_max_bytes",
+            self.store.quarantine_max_bytes,
+            1024,
+        );
         let l = &self.llm;
         c.at_least("llm.timeout_ms", l.timeout_ms, 1);
         c.at_least("llm.max_tokens", u64::from(l.max_tokens), 1);
@@ -636,6 +664,11 @@ mod tests {
                 "render.min_tokens",
             ),
             ("[store]\nsnapshot_every = 0\n", "store.snapshot_every"),
+            ("[store]\nquarantine_keep = 0\n", "store.quarantine_keep"),
+            (
+                "[store]\nquarantine_max_bytes = 10\n",
+                "store.quarantine_max_bytes",
+            ),
             ("[llm]\ntemperature = -1.0\n", "llm.temperature"),
             (
                 "[reconcile]\nwarm_half_life_days = 0.0\n",

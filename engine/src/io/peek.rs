@@ -142,6 +142,15 @@ pub fn session(home: &Home, id: &str, config: &Config) -> Result<PeekedSession, 
         });
     }
     let mut problems = Vec::new();
+    // The state first: it is saved after each journal append, so the journal
+    // read below holds at least the entries it records.
+    let state: SessionState = match read_json(&dir.join("state.json")) {
+        Ok(s) => s.unwrap_or_default(),
+        Err(e) => {
+            problems.push(e.to_string());
+            SessionState::default()
+        }
+    };
     let snapshot: Snapshot = read_json(&dir.join("snapshot.json"))?.unwrap_or_default();
     let mut graph = Graph::from_doc(snapshot.doc).map_err(|e| StoreError::Corrupt {
         path: dir.join("snapshot.json"),
@@ -156,13 +165,17 @@ pub fn session(home: &Home, id: &str, config: &Config) -> Result<PeekedSession, 
             problems.push(format!("journal entry {seq} did not apply: {err}"));
         }
     }
-    let state: SessionState = match read_json(&dir.join("state.json")) {
-        Ok(s) => s.unwrap_or_default(),
-        Err(e) => {
-            problems.push(e.to_string());
-            SessionState::default()
-        }
-    };
+    let last = entries
+        .last()
+        .map_or(snapshot.seq, |e| e.0.max(snapshot.seq));
+    if state.journal_seq > last {
+        problems.push(format!(
+            "state.json records journal entry {} as written but snapshot.json and journal.jsonl end at {last}: entries {}..={} are missing",
+            state.journal_seq,
+            last + 1,
+            state.journal_seq
+        ));
+    }
     let mut state = state;
     state.session = id.to_owned();
     Ok(PeekedSession {
@@ -183,6 +196,14 @@ pub fn session(home: &Home, id: &str, config: &Config) -> Result<PeekedSession, 
 pub fn warm(home: &Home, key: &str) -> Result<PeekedWarm, StoreError> {
     let dir = WarmStore::dir_of(home, key)?;
     let mut problems = Vec::new();
+    // head.json first: it is rewritten after each journal append.
+    let head = match read_json::<warm::WarmHead>(&dir.join("head.json")) {
+        Ok(h) => h.unwrap_or_default(),
+        Err(e) => {
+            problems.push(e.to_string());
+            warm::WarmHead::default()
+        }
+    };
     let mut base: Option<WarmSnapshot> = None;
     for name in ["snapshot.json", "snapshot.prev.json"] {
         match read_json::<WarmSnapshot>(&dir.join(name)) {
@@ -212,6 +233,15 @@ pub fn warm(home: &Home, key: &str) -> Result<PeekedWarm, StoreError> {
         if let Err(why) = warm::apply_entry(&mut graph, &mut meta, e) {
             problems.push(format!("warm journal entry {s} partly failed: {why}"));
         }
+    }
+    let last = entries.last().map_or(seq, |e| e.0.max(seq));
+    if head.seq > last {
+        problems.push(format!(
+            "head.json records warm journal entry {} as written but the snapshot and journals end at {last}: entries {}..={} are missing",
+            head.seq,
+            last + 1,
+            head.seq
+        ));
     }
     Ok(PeekedWarm {
         peeked: Peeked {

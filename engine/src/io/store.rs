@@ -80,12 +80,29 @@ pub(crate) fn io<'a>(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Home {
     root: PathBuf,
+    aside: AsideLimits,
 }
 
 impl Home {
     /// A home at an explicit path.
     pub fn at(root: impl Into<PathBuf>) -> Home {
-        Home { root: root.into() }
+        Home {
+            root: root.into(),
+            aside: AsideLimits::DEFAULT,
+        }
+    }
+
+    /// The same home with the configured retention of set-aside copies
+    /// (`store.quarantine_keep`, `store.quarantine_max_bytes`), which its
+    /// writers apply after a repair.
+    pub fn with_aside_limits(mut self, limits: AsideLimits) -> Home {
+        self.aside = limits;
+        self
+    }
+
+    /// The retention of set-aside copies in force.
+    pub fn aside_limits(&self) -> AsideLimits {
+        self.aside
     }
 
     /// The home from the environment.
@@ -479,6 +496,124 @@ pub fn quarantine(path: &Path, bytes: &[u8]) -> Result<PathBuf, StoreError> {
     })
 }
 
+/// How many set-aside copies of damaged bytes (`*.quarantine-<time>`,
+/// `*.corrupt-<time>`) one directory keeps: at most `keep` files and
+/// `max_bytes` in all, the oldest removed first. The newest copy is always
+/// kept, whatever its size, so a repair never deletes what it just saved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AsideLimits {
+    /// Most files kept (at least 1).
+    pub keep: usize,
+    /// Most bytes kept in all.
+    pub max_bytes: u64,
+}
+
+impl AsideLimits {
+    /// The defaults: 16 files, 32 MiB per directory.
+    pub const DEFAULT: AsideLimits = AsideLimits {
+        keep: 16,
+        max_bytes: 32 << 20,
+    };
+}
+
+impl Default for AsideLimits {
+    fn default() -> Self {
+        AsideLimits::DEFAULT
+    }
+}
+
+/// Whether a file name is a set-aside copy of damaged bytes.
+pub fn is_aside(name: &str) -> bool {
+    name.contains(".quarantine-") || name.contains(".corrupt-")
+}
+
+/// The set-aside copies in a directory, oldest first (by modification time,
+/// then name), with their sizes.
+pub fn aside_copies(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut v: Vec<(std::time::SystemTime, PathBuf, u64)> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(is_aside))
+        .filter_map(|e| {
+            let m = e.metadata().ok().filter(fs::Metadata::is_file)?;
+            Some((
+                m.modified().unwrap_or(std::time::UNIX_EPOCH),
+                e.path(),
+                m.len(),
+            ))
+        })
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, p, n)| (p, n)).collect()
+}
+
+/// Removes the oldest set-aside copies in `dir` beyond `limits` (a writer's
+/// act, after a repair, or `doctor --repair`). The copies in `protect` (what
+/// the repair calling this has just made) are counted but never removed,
+/// and the newest copy is always kept. Returns what was removed, with sizes.
+pub fn prune_aside(
+    dir: &Path,
+    limits: &AsideLimits,
+    protect: &[PathBuf],
+) -> Result<Vec<(PathBuf, u64)>, StoreError> {
+    let copies = aside_copies(dir);
+    let mut count = copies.len();
+    let mut total: u64 = copies.iter().map(|c| c.1).sum();
+    let newest = copies.last().map(|c| c.0.clone());
+    let mut removed = Vec::new();
+    for (path, len) in copies {
+        if count <= limits.keep.max(1) && total <= limits.max_bytes {
+            break;
+        }
+        if protect.contains(&path) || Some(&path) == newest.as_ref() {
+            continue;
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io("remove an old set-aside copy", &path)(e)),
+        }
+        count -= 1;
+        total -= len;
+        removed.push((path, len));
+    }
+    Ok(removed)
+}
+
+/// The set-aside copies in `dir` that are not in `before` (what a repair
+/// made since `before` was listed).
+pub fn new_aside_copies(dir: &Path, before: &[(PathBuf, u64)]) -> Vec<PathBuf> {
+    aside_copies(dir)
+        .into_iter()
+        .map(|c| c.0)
+        .filter(|p| !before.iter().any(|b| &b.0 == p))
+        .collect()
+}
+
+/// What [`prune_aside`] removed, in words (`None` when nothing).
+pub fn pruned_summary(removed: &[(PathBuf, u64)], limits: &AsideLimits) -> Option<String> {
+    if removed.is_empty() {
+        return None;
+    }
+    let bytes: u64 = removed.iter().map(|r| r.1).sum();
+    Some(format!(
+        "{} older set-aside copies removed ({bytes} bytes; kept: at most {} files, {} bytes): {}",
+        removed.len(),
+        limits.keep,
+        limits.max_bytes,
+        removed
+            .iter()
+            .map(|r| r
+                .0
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
 /// Repairs a journal in place (a writer's act): quarantines its bad bytes
 /// and rewrites it with the valid lines. Returns what was done, or `None`
 /// when it was healthy (or absent).
@@ -807,6 +942,91 @@ mod tests {
         assert_eq!(mode(&dir.path().join("a")), 0o700);
         lines(1, &nested.join("j.jsonl"));
         assert_eq!(mode(&nested.join("j.jsonl")), 0o600);
+    }
+
+    /// A set-aside copy of `len` bytes modified `age` seconds before `base`.
+    fn aside(dir: &Path, name: &str, len: usize, age: u64) -> PathBuf {
+        let p = dir.join(name);
+        fs::write(&p, vec![b'x'; len]).unwrap_or_else(|e| panic!("{e}"));
+        let base = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap_or_else(|e| panic!("{e}"));
+        f.set_modified(base - std::time::Duration::from_secs(age))
+            .unwrap_or_else(|e| panic!("{e}"));
+        p
+    }
+
+    fn names(v: &[(PathBuf, u64)]) -> Vec<String> {
+        v.iter()
+            .map(|(p, _)| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn set_aside_copies_are_bounded_oldest_out() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = dir.path();
+        for (i, age) in [50u64, 40, 30, 20, 10].iter().enumerate() {
+            aside(d, &format!("journal.jsonl.quarantine-{i}"), 100, *age);
+        }
+        aside(d, "snapshot.json.corrupt-9", 100, 5);
+        fs::write(d.join("journal.jsonl"), b"kept").unwrap_or_else(|e| panic!("{e}"));
+        // By count: six copies, keep three; the three oldest go.
+        let limits = AsideLimits {
+            keep: 3,
+            max_bytes: 1 << 20,
+        };
+        let removed = prune_aside(d, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            names(&removed),
+            [
+                "journal.jsonl.quarantine-0",
+                "journal.jsonl.quarantine-1",
+                "journal.jsonl.quarantine-2"
+            ]
+        );
+        assert_eq!(
+            names(&aside_copies(d)),
+            [
+                "journal.jsonl.quarantine-3",
+                "journal.jsonl.quarantine-4",
+                "snapshot.json.corrupt-9"
+            ]
+        );
+        assert!(
+            d.join("journal.jsonl").exists(),
+            "only set-aside copies are pruned"
+        );
+        // By bytes: 250 bytes allow two of the 100-byte copies.
+        let limits = AsideLimits {
+            keep: 10,
+            max_bytes: 250,
+        };
+        let removed = prune_aside(d, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&removed), ["journal.jsonl.quarantine-3"]);
+        // The newest copy stays even when it alone is over the limit, and a
+        // copy the repair has just made is never removed.
+        let big = aside(d, "state.json.corrupt-10", 5000, 1);
+        let just_made = d.join("journal.jsonl.quarantine-4");
+        let limits = AsideLimits {
+            keep: 1,
+            max_bytes: 1024,
+        };
+        let removed = prune_aside(d, &limits, std::slice::from_ref(&just_made))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&removed), ["snapshot.json.corrupt-9"]);
+        assert!(big.exists() && just_made.exists());
+        assert!(
+            pruned_summary(&removed, &limits)
+                .is_some_and(|s| s.contains("1 older set-aside copies removed"))
+        );
+        assert!(pruned_summary(&[], &limits).is_none());
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //!
 //! Files: `snapshot.json` and `snapshot.prev.json` (the graph and the store's
 //! bookkeeping at a journal sequence), `journal.jsonl` and
-//! `journal.prev.jsonl` (checksummed [`WarmEntry`] lines after each snapshot)
-//! and `lock`. Every reader and writer holds the `lock` (an OS file lock, so a
+//! `journal.prev.jsonl` (checksummed [`WarmEntry`] lines after each snapshot),
+//! `head.json` (the sequence of the last entry written, rewritten after each
+//! append, so a journal that lost its last entries is seen) and `lock`. Every reader and writer holds the `lock` (an OS file lock, so a
 //! dead process never keeps it) and reloads under it, so concurrent sessions
 //! never lose each other's updates. A snapshot rotates the current pair to
 //! `.prev` before writing the new one: a damaged `snapshot.json` is restored
@@ -130,6 +131,13 @@ pub struct WarmSnapshot {
     pub meta: WarmMeta,
 }
 
+/// `head.json`: the sequence of the last journal entry written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarmHead {
+    /// The sequence.
+    pub seq: u64,
+}
+
 /// What loading a warm store found.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WarmLoad {
@@ -240,7 +248,15 @@ impl WarmStore {
         let dir = WarmStore::dir_of(home, key)?;
         crate::store::create_private_dir(&dir)?;
         let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
+        let aside_before = crate::store::aside_copies(&dir);
         let mut load = WarmLoad::default();
+        let head_path = dir.join("head.json");
+        // Read first: each entry is journaled before head.json records it.
+        let (head, head_err) = match read_json::<WarmHead>(&head_path) {
+            Ok(h) => (h.unwrap_or_default(), None),
+            Err(e) => (WarmHead::default(), Some(format!("{e}; rewritten"))),
+        };
+        let head_bad = head_err.is_some();
         let snap_path = dir.join("snapshot.json");
         let prev_path = dir.join("snapshot.prev.json");
         let mut base: Option<Loaded> = None;
@@ -310,6 +326,20 @@ impl WarmStore {
             }
         }
         journal.seq = journal.seq.max(last_seq);
+        load.restored.extend(head_err);
+        // Snapshot and journals that end before head.json lost their last
+        // entries.
+        if head.seq > journal.seq {
+            load.restored.push(format!(
+                "head.json records warm journal entry {} as written but the snapshot and journals end at {}: the last {} acknowledged entries are lost; the journal continues from entry {}",
+                head.seq,
+                journal.seq,
+                head.seq - journal.seq,
+                journal.seq + 1
+            ));
+        }
+        let head_stale = head_bad || head.seq != journal.seq;
+        let repaired = repaired || head.seq > journal.seq;
         let mut store = WarmStore {
             key: key.to_owned(),
             dir,
@@ -324,6 +354,18 @@ impl WarmStore {
             // Make the store healthy again at once: a fresh snapshot, no rotation
             // (the previous snapshot and journals stay valid as they are).
             store.write_snapshot(false)?;
+        }
+        if head_stale && (head_bad || head.seq > 0 || store.journal.seq > 0) {
+            store.write_head()?;
+        }
+        if !store.load.restored.is_empty() {
+            // Bounded set-aside copies: the oldest go, never the ones just made.
+            let limits = home.aside_limits();
+            let made = crate::store::new_aside_copies(&store.dir, &aside_before);
+            let removed = crate::store::prune_aside(&store.dir, &limits, &made)?;
+            if let Some(r) = crate::store::pruned_summary(&removed, &limits) {
+                store.load.restored.push(r);
+            }
         }
         Ok(store)
     }
@@ -344,6 +386,7 @@ impl WarmStore {
             return Ok(());
         }
         self.journal.append(&entry)?;
+        self.write_head()?;
         if let Err(why) = apply_entry(&mut self.graph, &mut self.meta, &entry) {
             tracing::warn!("warm store {}: {why}", self.key);
         }
@@ -352,6 +395,16 @@ impl WarmStore {
             self.snapshot()?;
         }
         Ok(())
+    }
+
+    /// Records the last journal sequence written in `head.json`.
+    fn write_head(&self) -> Result<(), StoreError> {
+        crate::store::write_json(
+            &self.dir.join("head.json"),
+            &WarmHead {
+                seq: self.journal.seq,
+            },
+        )
     }
 
     /// Writes a snapshot covering everything journaled, keeping the previous
@@ -547,6 +600,48 @@ mod tests {
         let s = WarmStore::open(&home, GLOBAL_KEY).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.graph.node_count() as u64, n);
         assert!(s.load.restored.is_empty(), "{:?}", s.load.restored);
+    }
+
+    #[test]
+    fn a_lost_trailing_entry_is_reported_and_the_store_continues() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = Home::at(dir.path());
+        {
+            let mut s = WarmStore::open(&home, GLOBAL_KEY).unwrap_or_else(|e| panic!("{e}"));
+            for i in 0..3 {
+                s.commit(entry(&[&format!("node {i}")]))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        let wdir = WarmStore::dir_of(&home, GLOBAL_KEY).unwrap_or_default();
+        // The last entry lost on a record boundary: no torn line tells.
+        let journal = wdir.join("journal.jsonl");
+        let text = fs::read_to_string(&journal).unwrap_or_default();
+        let kept: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+        fs::write(&journal, kept).unwrap_or_else(|e| panic!("{e}"));
+        let peeked = crate::peek::warm(&home, GLOBAL_KEY).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            peeked.peeked.problems.iter().any(|p| p.contains("missing")),
+            "{:?}",
+            peeked.peeked.problems
+        );
+        let s = WarmStore::open(&home, GLOBAL_KEY).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.graph.node_count(), 2);
+        assert!(
+            s.load.restored.iter().any(|r| r.contains("are lost")),
+            "{:?}",
+            s.load.restored
+        );
+        drop(s);
+        // Repaired: the next open is clean and a new entry follows on.
+        let mut s = WarmStore::open(&home, GLOBAL_KEY).unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.load.restored.is_empty(), "{:?}", s.load.restored);
+        s.commit(entry(&["node again"]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(s);
+        let s = WarmStore::open(&home, GLOBAL_KEY).unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.load.restored.is_empty(), "{:?}", s.load.restored);
+        assert_eq!(s.graph.node_count(), 3);
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //!
 //! Files in the session directory: `snapshot.json` and `snapshot.prev.json`,
 //! `journal.jsonl` and `journal.prev.jsonl` (the entries after each
-//! snapshot), `state.json` (gate state, queued turns, counters),
+//! snapshot), `state.json` (gate state, queued turns, counters, and the
+//! sequence of the last journal entry written, so a lost trailing entry is
+//! seen),
 //! `render.json` (the last finished render), `terms.txt` (known names, for
 //! the inline gate), `repairs.jsonl` (damage found and repaired) and `lock`.
 //! Read-only commands use [`SessionView`], which recovers in memory and
@@ -87,6 +89,17 @@ pub struct SessionState {
     /// (recorded by the repair that found the loss, so it is reported once).
     #[serde(skip_serializing_if = "is_zero")]
     pub lost_probes: u64,
+    /// The sequence of the last journal entry written when this state was
+    /// saved (`state.json` is rewritten after every append, whatever the
+    /// entry's kind). Snapshot and journals that end before it have lost
+    /// acknowledged trailing entries; loading reports it. 0 in a state
+    /// written before this was recorded (nothing to compare).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub journal_seq: u64,
+    /// Journal entries found lost to damage, in all (recorded by the repair
+    /// that found the loss, so it is reported once).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lost_entries: u64,
     /// Ids of the spool jobs applied most recently (bounded): a job the
     /// daemon re-reads after being killed before committing its spool
     /// offset is recognised and not counted twice.
@@ -297,6 +310,7 @@ pub struct Recovered {
     snapshot_bad: bool,
     state_bad: bool,
     missing_probes: u64,
+    missing_entries: u64,
 }
 
 /// One recorded repair, a line of `repairs.jsonl` in the session directory.
@@ -406,6 +420,21 @@ fn apply_entry_lenient(
 /// acknowledged change could not be rebuilt.
 pub fn recover(dir: &Path, id: &str, config: &Config) -> Result<Recovered, StoreError> {
     let mut load = LoadReport::default();
+    // The state first: it is written after each journal append, so what it
+    // records was in the journal before this read of the journal began.
+    let state_path = dir.join("state.json");
+    let mut state_bad = false;
+    let mut state: SessionState = match read_json(&state_path) {
+        Ok(s) => s.unwrap_or_default(),
+        Err(e) => {
+            state_bad = true;
+            load.damage.push(format!(
+                "{e}; counters and queued turns start afresh (graph kept)"
+            ));
+            SessionState::default()
+        }
+    };
+    state.session = id.to_owned();
     let snap_path = dir.join("snapshot.json");
     let prev_path = dir.join("snapshot.prev.json");
     let mut snapshot_bad = false;
@@ -490,19 +519,6 @@ pub fn recover(dir: &Path, id: &str, config: &Config) -> Result<Recovered, Store
         applied.pop_front();
     }
     load.replayed = replayed as usize;
-    let state_path = dir.join("state.json");
-    let mut state_bad = false;
-    let mut state: SessionState = match read_json(&state_path) {
-        Ok(s) => s.unwrap_or_default(),
-        Err(e) => {
-            state_bad = true;
-            load.damage.push(format!(
-                "{e}; counters and queued turns start afresh (graph kept)"
-            ));
-            SessionState::default()
-        }
-    };
-    state.session = id.to_owned();
     // Every probe the state counts was journaled before it was counted: a
     // count above what the snapshot and journals hold means entries were
     // lost (a journal emptied, truncated or deleted from outside).
@@ -518,6 +534,21 @@ pub fn recover(dir: &Path, id: &str, config: &Config) -> Result<Recovered, Store
             load.lost = true;
         }
     }
+    // Every entry, whatever its kind, was journaled before the state that
+    // records its sequence was saved: snapshot and journals ending before
+    // that sequence lost their last entries (a journal truncated, emptied
+    // or rolled back from outside).
+    let mut missing_entries = 0;
+    if !state_bad && state.journal_seq > seq {
+        missing_entries = state.journal_seq - seq;
+        load.damage.push(format!(
+            "state.json records journal entry {} as written but the snapshot and journals end at {seq}: the last {missing_entries} acknowledged entries ({}..={}) are lost",
+            state.journal_seq,
+            seq + 1,
+            state.journal_seq
+        ));
+        load.lost = true;
+    }
     Ok(Recovered {
         graph,
         state,
@@ -528,6 +559,7 @@ pub fn recover(dir: &Path, id: &str, config: &Config) -> Result<Recovered, Store
         snapshot_bad,
         state_bad,
         missing_probes,
+        missing_entries,
     })
 }
 
@@ -668,6 +700,7 @@ impl Session {
             snapshot_bad,
             state_bad,
             missing_probes,
+            missing_entries,
         } = rec;
         let damaged = load.damaged();
         if damaged && !repair {
@@ -676,11 +709,23 @@ impl Session {
                 reason: load.summary(),
             });
         }
+        let aside_before = if damaged {
+            crate::store::aside_copies(&dir)
+        } else {
+            Vec::new()
+        };
         if damaged {
             if missing_probes > 0 {
                 state.lost_probes += missing_probes;
                 load.repairs.push(format!(
                     "{missing_probes} lost probes recorded in state.json (lost_probes)"
+                ));
+            }
+            if missing_entries > 0 {
+                state.lost_entries += missing_entries;
+                load.repairs.push(format!(
+                    "{missing_entries} lost journal entries recorded in state.json (lost_entries); the journal continues from entry {}",
+                    seq + 1
                 ));
             }
             if snapshot_bad && let Some(aside) = move_aside(&dir.join("snapshot.json"))? {
@@ -701,6 +746,11 @@ impl Session {
         }
         let (mut journal, _, _) = Journal::open::<Entry>(&dir.join("journal.jsonl"), seq)?;
         journal.seq = journal.seq.max(seq);
+        // After a repair the state records where the journal now ends; a
+        // state saved before its last entry was written (a crash between
+        // the two) catches up, so that entry's loss would be seen too.
+        let behind = state.journal_seq < journal.seq;
+        state.journal_seq = journal.seq;
         let mut session = Session {
             home: home.clone(),
             dir,
@@ -722,11 +772,20 @@ impl Session {
                 "fresh snapshot written at journal sequence {}",
                 session.journal.seq
             ));
-            if state_bad || missing_probes > 0 {
+            if state_bad || missing_probes > 0 || missing_entries > 0 || behind {
                 session.save_state()?;
+            }
+            // Bounded set-aside copies: the oldest go, never the ones just made.
+            let limits = session.config.store.aside_limits();
+            let made = crate::store::new_aside_copies(&session.dir, &aside_before);
+            let removed = crate::store::prune_aside(&session.dir, &limits, &made)?;
+            if let Some(r) = crate::store::pruned_summary(&removed, &limits) {
+                session.load.repairs.push(r);
             }
             record_repair(&session.dir, &session.load)?;
             tracing::warn!("session {id} repaired: {}", session.load.summary());
+        } else if behind {
+            session.save_state()?;
         }
         Ok(session)
     }
@@ -961,7 +1020,7 @@ impl Session {
             focus: focus.clone(),
             decay: self.config.decay.clone(),
         };
-        self.journal.append(&entry)?;
+        self.state.journal_seq = self.journal.append(&entry)?;
         self.applied.push_back(probe_id.to_owned());
         while self.applied.len() > crate::store::APPLIED_MEMORY {
             self.applied.pop_front();
@@ -1008,7 +1067,7 @@ impl Session {
             return Ok(());
         }
         let entry = Entry::Touch { ids, now, boost };
-        self.journal.append(&entry)?;
+        self.state.journal_seq = self.journal.append(&entry)?;
         let rules = rules(&self.config);
         let _ = apply_entry(&mut self.graph, &entry, &self.state.session.clone(), &rules);
         self.since_snapshot += 1;
@@ -1025,7 +1084,7 @@ impl Session {
         let mut g = self.graph.clone();
         apply_entry(&mut g, &entry, &self.state.session.clone(), &rules)
             .map_err(|e| SessionError::Probe(e.to_string()))?;
-        self.journal.append(&entry)?;
+        self.state.journal_seq = self.journal.append(&entry)?;
         self.graph = g;
         self.since_snapshot += 1;
         self.write_render(now)?;
