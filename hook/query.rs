@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use chrono::{DateTime, Utc};
 use rollgraph_engine::episodes::{self, Episode};
-use rollgraph_engine::graph::{Graph, NodeId};
+use rollgraph_engine::graph::Graph;
 use rollgraph_engine::search::{self, Answer, GraphSource, Scope, SearchOptions, Sources};
 use rollgraph_engine::session::{Session, SessionView};
 use rollgraph_engine::store::{Home, StoreError};
@@ -124,32 +124,6 @@ fn warm_sources(
     Ok((graphs, eps))
 }
 
-/// Nodes of `graph` close in meaning to `text`, best first (empty without
-/// the model).
-fn close_nodes(
-    config: &Config,
-    graph: &Graph,
-    text: &str,
-    sem: Option<&mut rollgraph_engine::semantic::Semantic>,
-) -> Vec<(usize, NodeId)> {
-    let Some(sem) = sem else {
-        return Vec::new();
-    };
-    if let Err(e) = sem.index.sync(graph, &mut sem.embedder, |_| true) {
-        tracing::warn!("embedding failed; lexical query only: {e}");
-        return Vec::new();
-    }
-    let Ok(v) = sem.embedder.embed_one(text) else {
-        return Vec::new();
-    };
-    sem.index
-        .nearest(graph, &v, 50, |_| true)
-        .into_iter()
-        .filter(|(_, s)| *s >= config.embed.explicit_threshold)
-        .map(|(id, _)| (0, id))
-        .collect()
-}
-
 /// Answers `ask` over a session graph, its episodes and the warm stores.
 fn answer(
     home: &Home,
@@ -190,7 +164,12 @@ fn answer(
     sources.episodes = session_eps;
     sources.episodes.extend(warm_eps);
     let close = if ask.scope.session() {
-        common::with_semantic(config, |sem| close_nodes(config, graph, &ask.text, sem))
+        common::with_semantic(config, |sem| {
+            sem.map(|sem| {
+                search::close_nodes(sem, graph, &ask.text, config.embed.explicit_threshold)
+            })
+            .unwrap_or_default()
+        })
     } else {
         Vec::new()
     };

@@ -22,6 +22,16 @@ fn replayed() -> TestEnv {
     env
 }
 
+/// The replayed session's directory.
+fn session_dir(env: &TestEnv) -> std::path::PathBuf {
+    std::fs::read_dir(env.state().join("sessions"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .next()
+        .unwrap_or_else(|| panic!("no session"))
+        .path()
+}
+
 fn tokens(text: &str) -> usize {
     rollgraph_engine::render::count_tokens(text)
 }
@@ -46,12 +56,7 @@ fn query_and_expand_on_the_example() {
 #[test]
 fn every_turn_is_kept_as_an_episode_and_answers_what_no_node_holds() {
     let env = replayed();
-    let dir = std::fs::read_dir(env.state().join("sessions"))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .flatten()
-        .next()
-        .unwrap_or_else(|| panic!("no session"))
-        .path();
+    let dir = session_dir(&env);
     let read = rollgraph_engine::episodes::read(&dir.join("episodes.jsonl"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(read.damage.is_empty(), "{:?}", read.damage);
@@ -169,12 +174,7 @@ fn odd_questions_get_plain_answers() {
 #[test]
 fn a_damaged_episode_log_keeps_its_valid_part_and_says_so() {
     let env = replayed();
-    let dir = std::fs::read_dir(env.state().join("sessions"))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .flatten()
-        .next()
-        .unwrap_or_else(|| panic!("no session"))
-        .path();
+    let dir = session_dir(&env);
     let log = dir.join("episodes.jsonl");
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();

@@ -127,9 +127,9 @@ fn without_the_model_replay_runs_lexically_and_says_so_once() {
 }
 
 #[test]
-fn hybrid_query_finds_what_the_words_miss() {
+fn meaning_finds_what_the_words_miss() {
     use rollgraph_engine::graph::Graph;
-    use rollgraph_engine::query::{QueryOptions, hybrid_query, query};
+    use rollgraph_engine::search::{GraphSource, SearchIndex, SearchOptions, Sources, close_nodes};
     let Some(mut sem) = semantic() else { return };
     let now = DateTime::from_timestamp(1_793_600_000, 0).unwrap_or_default();
     let mut g = Graph::new();
@@ -156,30 +156,47 @@ fn hybrid_query_finds_what_the_words_miss() {
         n.detail = Some(detail.into());
         g.upsert_node(n);
     }
-    let text = "how often do we try again when sending fails";
-    let opts = QueryOptions::at(now);
-    let lexical = query(&g, text, &opts);
-    assert_eq!(
-        lexical.first().map(|h| h.id.as_str()),
-        Some("bento"),
-        "the fixture should fool the lexical ranking: {lexical:?}"
+    let text = "what is the maximum number of reattempts for an undelivered notice";
+    let opts = SearchOptions::at(now);
+    let index = SearchIndex::build(Sources {
+        graphs: vec![GraphSource {
+            name: "session".into(),
+            graph: &g,
+        }],
+        episodes: Vec::new(),
+    });
+    let lexical = index.search(text, &opts, None);
+    assert_ne!(
+        lexical
+            .hits
+            .first()
+            .and_then(|h| h.id.as_ref())
+            .map(|id| id.as_str()),
+        Some("retry-limit"),
+        "the fixture should fool the lexical ranking: {}",
+        lexical.text
     );
-    let hybrid = hybrid_query(
+    let close = close_nodes(
+        &mut sem,
         &g,
         text,
-        &opts,
-        Some(&mut sem),
         Config::default().embed.explicit_threshold,
     );
-    let top = hybrid.first().unwrap_or_else(|| panic!("no hits"));
-    assert_eq!(top.id.as_str(), "retry-limit", "{hybrid:?}");
+    let hybrid = index.search(text, &opts, Some(&close));
+    let top = hybrid.hits.first().unwrap_or_else(|| panic!("no hits"));
+    assert_eq!(
+        top.id.as_ref().map(|id| id.as_str()),
+        Some("retry-limit"),
+        "{}",
+        hybrid.text
+    );
     assert!(
         top.why.iter().any(|w| w.starts_with("close in meaning")),
         "{:?}",
         top.why
     );
-    // Without a model the hybrid query is the lexical one.
-    assert_eq!(hybrid_query(&g, text, &opts, None, 0.35), lexical);
+    // Without a model the search is the lexical one.
+    assert_eq!(index.search(text, &opts, Some(&[])), lexical);
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //!   [`render`] and [`session::Session`], which drives it over the hot store.
 //! - [`llm`]: the LLM probe and the reconciler's questions on any
 //!   OpenAI-compatible endpoint.
-//! - [`retrieval`]: explicit [`query`], the local [`embed`]ding model and the
+//! - [`retrieval`]: the one [`search`], the local [`embed`]ding model and the
 //!   [`semantic`] layer; never on the hook path.
 //! - [`memory`]: the [`warm`] tier, the [`reconcile`]r, the session
 //!   [`lifecycle`], flat memory [`seed`]ing and [`graduate`]-ion.
@@ -38,7 +38,7 @@ pub mod synth;
 pub use io::{clock, config, hosts, peek, plain, redact, store, transcript};
 pub use memory::{episodes, graduate, lifecycle, reconcile, seed, warm};
 pub use model::{graph, patch};
-pub use retrieval::{embed, query, search, semantic, text};
+pub use retrieval::{embed, search, semantic, text};
 pub use turn::{decay, gate, inject, probe, render, session, stats};
 
 pub use config::Config;

@@ -1,5 +1,5 @@
-//! The one retrieval path: what `memory_query`, `rollgraph query` and
-//! `memory_expand` answer with.
+//! The one retrieval path: what `memory_query` and `rollgraph query`
+//! answer with (`memory_expand` packs to the same budget).
 //!
 //! A question is matched against the graph's nodes **and** what was said
 //! (episode passages) in one BM25 index, so the two kinds of hit score on
@@ -1080,6 +1080,30 @@ impl<'a> SearchIndex<'a> {
         }
         pack(text, budget, hits, notes, opts.limit.max(1))
     }
+}
+
+/// The nodes of `graph` (graph 0 of a search) close in meaning to `text`
+/// by the embedding model, best first, those under `threshold` left out:
+/// the `close` ranking [`SearchIndex::search`] fuses by reciprocal rank.
+pub fn close_nodes(
+    sem: &mut crate::semantic::Semantic,
+    graph: &Graph,
+    text: &str,
+    threshold: f32,
+) -> Vec<(usize, NodeId)> {
+    if let Err(e) = sem.index.sync(graph, &mut sem.embedder, |_| true) {
+        tracing::warn!("embedding failed; lexical search only: {e}");
+        return Vec::new();
+    }
+    let Ok(v) = sem.embedder.embed_one(text) else {
+        return Vec::new();
+    };
+    sem.index
+        .nearest(graph, &v, 50, |_| true)
+        .into_iter()
+        .filter(|(_, s)| *s >= threshold)
+        .map(|(id, _)| (0, id))
+        .collect()
 }
 
 /// Searches `sources` for `text` once (builds a [`SearchIndex`] and asks).
