@@ -219,6 +219,7 @@ pub fn expand_session(
 /// without it (the CLI, a reader) a damaged session is left as it is: the
 /// expansion is answered from the state recovered in memory and the raise
 /// is queued for a writer.
+#[allow(clippy::too_many_arguments)]
 pub fn expand_direct(
     home: &Home,
     config: &Config,

@@ -79,6 +79,9 @@ impl QueryResult {
     }
 }
 
+/// Named warm graphs and their episodes.
+type WarmSources = (Vec<(String, Graph)>, Vec<Episode>);
+
 /// The graphs and episodes of the project (and global) stores a scope
 /// names, read without a lock and without repairing anything.
 fn warm_sources(
@@ -86,7 +89,7 @@ fn warm_sources(
     scope: Scope,
     cwd: Option<&str>,
     notes: &mut Vec<String>,
-) -> Result<(Vec<(String, Graph)>, Vec<Episode>)> {
+) -> Result<WarmSources> {
     let keys: Vec<String> = match scope {
         Scope::Session => Vec::new(),
         Scope::Project | Scope::SessionProject => {

@@ -191,7 +191,7 @@ fn a_damaged_episode_log_keeps_its_valid_part_and_says_so() {
         notes.contains("line 4") && notes.contains("torn"),
         "{notes}"
     );
-    assert!(!a["hits"].as_array().map_or(true, Vec::is_empty), "{a}");
+    assert!(a["hits"].as_array().is_some_and(|h| !h.is_empty()), "{a}");
     // A query reads; it never repairs.
     assert_eq!(std::fs::read_to_string(&log).unwrap_or_default(), damaged);
 }

@@ -188,21 +188,6 @@ pub fn graph(n: usize, seed: u64, now: DateTime<Utc>) -> Graph {
     g
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn synthetic_graph_is_valid_and_deterministic() {
-        let now = DateTime::from_timestamp(1_790_000_000, 0).unwrap_or_default();
-        let a = graph(500, 7, now);
-        let b = graph(500, 7, now);
-        assert_eq!(a.to_doc(), b.to_doc());
-        assert!(a.node_count() >= 490);
-        assert!(Graph::from_doc(a.to_doc()).is_ok());
-    }
-}
-
 /// `turns` synthetic turns of session `session` as episodes (a prompt of
 /// 10–30 words and a reply of 30–80, from the same vocabulary as
 /// [`graph`]), one minute apart ending at `now`; deterministic for `seed`.
@@ -245,4 +230,19 @@ pub fn episodes(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_graph_is_valid_and_deterministic() {
+        let now = DateTime::from_timestamp(1_790_000_000, 0).unwrap_or_default();
+        let a = graph(500, 7, now);
+        let b = graph(500, 7, now);
+        assert_eq!(a.to_doc(), b.to_doc());
+        assert!(a.node_count() >= 490);
+        assert!(Graph::from_doc(a.to_doc()).is_ok());
+    }
 }

@@ -591,7 +591,7 @@ impl Index {
             .filter(|(_, (s, _))| *s > 0.0)
             .map(|(d, (s, m))| (self.docs[d as usize], s, m))
             .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.sort_by_key(|a| a.0);
         out
     }
 }
