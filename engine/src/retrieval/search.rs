@@ -328,7 +328,9 @@ fn excerpt(
             continue;
         }
         let text = &passages[p].text;
-        let c = count_tokens(text);
+        // A soft cap: an estimate (about four bytes a token) is enough here;
+        // the answer as a whole is counted exactly when it is packed.
+        let c = text.len().div_ceil(4);
         if used + c > EXCERPT_TOKENS {
             if kept.is_empty() {
                 kept.push(p);
