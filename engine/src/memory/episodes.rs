@@ -225,13 +225,6 @@ pub fn trim(path: &Path, max_bytes: u64) -> Result<Trimmed, StoreError> {
     Ok(t)
 }
 
-/// Episodes of the same turn and speaker said once: a reconcile that ran
-/// twice (a crash between copying and recording it) never doubles a line.
-pub fn dedup(episodes: &mut Vec<Episode>) {
-    let mut seen = std::collections::HashSet::new();
-    episodes.retain(|e| seen.insert((e.session.clone(), e.turn, e.speaker, e.text.len())));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,7 @@ use crate::episodes::{Episode, Speaker};
 use crate::extract::lexicon::{self, WordList};
 use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId, NodeKind};
 use crate::render::count_tokens;
-use crate::text::{stem, tokenize};
+use crate::text::tokenize;
 
 /// BM25 term-frequency saturation.
 const K1: f64 = 1.2;
@@ -622,8 +622,6 @@ impl<'a> SearchIndex<'a> {
     /// Indexes the sources: each node id once (the first graph holding it
     /// wins), each thing said once, turns split into passages.
     pub fn build(sources: Sources<'a>) -> SearchIndex<'a> {
-        let Sources { graphs, episodes } = sources;
-        let sources = Sources { graphs, episodes };
         // The nodes, each id once (the first graph holding it wins).
         let mut seen_ids: HashSet<&NodeId> = HashSet::new();
         let mut nodes: Vec<Vec<&Node>> = Vec::new();
@@ -706,10 +704,6 @@ impl<'a> SearchIndex<'a> {
         }
     }
 
-    /// How many nodes and turns are indexed.
-    pub fn size(&self) -> (usize, usize) {
-        (self.nodes.iter().map(Vec::len).sum(), self.groups.len())
-    }
     /// Answers `text`, packed to `opts.budget`. `close` is an optional
     /// ranking of nodes by meaning (`(graph index, node id)`, best first,
     /// from the embedding model), fused by reciprocal rank.
@@ -727,9 +721,7 @@ impl<'a> SearchIndex<'a> {
                 opts.budget
             ));
         }
-        let mut q = tokenize(text);
-        q.sort();
-        q.dedup();
+        let q = stems(text);
         // Stems are shown as the words the question used.
         let surface: HashMap<String, String> = text
             .split(|c: char| !(c.is_alphanumeric() || c == '\''))
@@ -1326,18 +1318,12 @@ pub fn bm25_rank(docs: &[String], query: &str) -> Vec<(usize, f64)> {
     out
 }
 
-/// The stems of a text, for callers that match their own fields.
+/// The distinct stems of a text, sorted: what a question is matched by.
 pub fn stems(text: &str) -> Vec<String> {
     let mut v = tokenize(text);
     v.sort();
     v.dedup();
     v
-}
-
-/// Whether a word is in the stemmed list (a convenience for tests).
-pub fn has_stem(stems: &[String], word: &str) -> bool {
-    let s = stem(&word.to_lowercase());
-    stems.contains(&s)
 }
 
 #[cfg(test)]
