@@ -107,9 +107,15 @@ pub fn cap(text: &str, max_chars: usize) -> String {
 /// The sequence number of a log's last complete record (0 for an empty or
 /// missing log), read from its tail.
 pub fn last_seq(path: &Path) -> Result<u64, StoreError> {
+    Ok(tail(path)?.0)
+}
+
+/// A log's last complete record's sequence number and whether its last
+/// line is torn (no newline: a killed writer), from one read of its tail.
+fn tail(path: &Path) -> Result<(u64, bool), StoreError> {
     let mut f = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((0, false)),
         Err(e) => return Err(io_err("open", path, e)),
     };
     let len = f.metadata().map_err(|e| io_err("stat", path, e))?.len();
@@ -122,12 +128,14 @@ pub fn last_seq(path: &Path) -> Result<u64, StoreError> {
     let mut tail = Vec::new();
     f.read_to_end(&mut tail)
         .map_err(|e| io_err("read", path, e))?;
+    let torn = tail.last().is_some_and(|&b| b != b'\n');
     for line in tail.split(|&b| b == b'\n').rev() {
         if let Some(seq) = seq_of(line) {
-            return Ok(seq);
+            return Ok((seq, torn));
         }
     }
-    Ok(read(path)?.episodes.last().map_or(0, |(s, _)| *s))
+    let seq = read(path)?.episodes.last().map_or(0, |(s, _)| *s);
+    Ok((seq, torn))
 }
 
 fn seq_of(line: &[u8]) -> Option<u64> {
@@ -141,7 +149,7 @@ fn io_err(action: &'static str, path: &Path, e: std::io::Error) -> StoreError {
 /// Appends episodes to the log at `path` (created 0600), then trims it to
 /// `max_bytes` when it grew past that. Returns the last sequence written.
 pub fn append(path: &Path, episodes: &[Episode], max_bytes: u64) -> Result<u64, StoreError> {
-    let mut seq = last_seq(path)?;
+    let (mut seq, torn) = tail(path)?;
     if episodes.is_empty() {
         return Ok(seq);
     }
@@ -151,7 +159,7 @@ pub fn append(path: &Path, episodes: &[Episode], max_bytes: u64) -> Result<u64, 
     let mut out = String::new();
     // A torn last line (a killed writer) gets its own line, so the new
     // records start clean; readers report and skip it.
-    if ends_torn(path)? {
+    if torn {
         out.push('\n');
     }
     for e in episodes {
@@ -171,23 +179,6 @@ pub fn append(path: &Path, episodes: &[Episode], max_bytes: u64) -> Result<u64, 
         trim(path, max_bytes)?;
     }
     Ok(seq)
-}
-
-fn ends_torn(path: &Path) -> Result<bool, StoreError> {
-    let mut f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(io_err("open", path, e)),
-    };
-    let len = f.metadata().map_err(|e| io_err("stat", path, e))?.len();
-    if len == 0 {
-        return Ok(false);
-    }
-    f.seek(SeekFrom::Start(len - 1))
-        .map_err(|e| io_err("seek", path, e))?;
-    let mut b = [0u8; 1];
-    f.read_exact(&mut b).map_err(|e| io_err("read", path, e))?;
-    Ok(b[0] != b'\n')
 }
 
 /// What a trim did.
