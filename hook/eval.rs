@@ -482,16 +482,9 @@ pub fn pack_in_order(docs: &[&str], budget: usize) -> String {
         let room = budget - used;
         if room >= 20 {
             let words: Vec<&str> = d.split_whitespace().collect();
-            let (mut lo, mut hi) = (0, words.len());
-            while lo < hi {
-                let mid = (lo + hi).div_ceil(2);
-                if count_tokens(&words[..mid].join(" ")) < room {
-                    lo = mid;
-                } else {
-                    hi = mid - 1;
-                }
-            }
-            out.push_str(&words[..lo].join(" "));
+            let n =
+                search::most_that_fit(words.len(), |k| count_tokens(&words[..k].join(" ")) < room);
+            out.push_str(&words[..n].join(" "));
         }
         break;
     }

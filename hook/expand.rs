@@ -164,21 +164,18 @@ fn describe_handle(
         }
     }
     if !rest.is_empty() {
-        let mut listed = rest.len();
-        loop {
-            let line = format!(
+        let line = |k: usize| {
+            format!(
                 "{} more (expand an id to go deeper): {}{}\n",
                 rest.len(),
-                rest[..listed].join(", "),
-                if listed < rest.len() { ", …" } else { "" }
-            );
-            if listed == 0 || used + count_tokens(&line) <= clamped {
-                if listed > 0 || used + count_tokens(&line) <= clamped {
-                    text.push_str(&line);
-                }
-                break;
-            }
-            listed -= 1;
+                rest[..k].join(", "),
+                if k < rest.len() { ", …" } else { "" }
+            )
+        };
+        let fits = |k: usize| used + count_tokens(&line(k)) <= clamped;
+        let k = rollgraph_engine::search::most_that_fit(rest.len(), fits);
+        if fits(k) {
+            text.push_str(&line(k));
         }
     }
     text.push_str(&note);

@@ -1241,17 +1241,16 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
     for n in &notes {
         tail.push_str(&format!("note: {n}\n"));
     }
-    let mut more_shown = more.clone();
-    loop {
-        let more_line = if more_shown.is_empty() {
+    // The answer with the first `k` of the rest named after it.
+    let answer_with = |k: usize| {
+        let more_line = if k == 0 {
             String::new()
         } else {
-            let hidden = more.len() - more_shown.len();
             format!(
                 "{} more (memory_expand an id to go deeper): {}{}\n",
                 more.len(),
-                more_shown.join(", "),
-                if hidden > 0 { ", …" } else { "" }
+                more[..k].join(", "),
+                if k < more.len() { ", …" } else { "" }
             )
         };
         let draft = format!(
@@ -1259,25 +1258,38 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
             header(query, kept.len(), 0, budget)
         );
         let used = count_tokens(&draft);
-        let text = format!(
+        format!(
             "{}{body}{more_line}{tail}",
             header(query, kept.len(), used, budget)
-        );
-        let tokens = count_tokens(&text);
-        if tokens <= budget || more_shown.is_empty() {
-            let text = fit(text, budget);
-            return Answer {
-                query: query.to_owned(),
-                budget,
-                tokens: count_tokens(&text),
-                hits: kept,
-                more,
-                notes,
-                text,
-            };
-        }
-        more_shown.pop();
+        )
+    };
+    let k = most_that_fit(more.len(), |k| count_tokens(&answer_with(k)) <= budget);
+    let text = fit(answer_with(k), budget);
+    Answer {
+        query: query.to_owned(),
+        budget,
+        tokens: count_tokens(&text),
+        hits: kept,
+        more,
+        notes,
+        text,
     }
+}
+
+/// The largest `k` in `0..=n` for which `fits(k)` holds, by bisection
+/// (`fits` must only turn false as `k` grows); 0 when none does. What a
+/// budget has room for: names in a "more" line, words of a cut text.
+pub fn most_that_fit(n: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
 }
 
 /// Cuts text to the budget by whole lines (a last resort: packing already
