@@ -142,7 +142,7 @@ pub enum NodeKind {
     File,
     /// A code identifier (function, type, variant).
     Identifier,
-    /// A choice that was made ("use Postwick for email").
+    /// A choice that was made ("use X for email").
     Decision,
     /// A correction of something said earlier.
     Correction,

@@ -1,7 +1,7 @@
 //! Local sentence embeddings, offline and optional.
 //!
 //! This module turns short texts (node labels, decisions, prompts) into
-//! vectors with a small local model, so that "switch mail to Postwick" and
+//! vectors with a small local model, so that "switch mail to X" and
 //! "transactional email provider" can be found to be about the same thing.
 //! It is never on the hook's critical path and never required: when the
 //! model or the ONNX Runtime library is absent, [`load_optional`] returns a
