@@ -282,6 +282,58 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
             "daily",
             "weekly",
         ),
+        // What the sentence turned away from, named before "but".
+        (
+            &["We were heading to Quillmoor but we switched to Ardwen."],
+            "Ardwen",
+            "Quillmoor",
+        ),
+        // A drop and its replacement joined by "and", moved "into".
+        (
+            &[
+                "Let's use the Zephyrq bucket for state.",
+                "So drop the bucket plan and move state into Brokk workspaces.",
+            ],
+            "Brokk",
+            "Zephyrq",
+        ),
+        // "X is overkill, put it back to Y", Y a plain word.
+        (
+            &[
+                "Let's use hourly syncs for the export.",
+                "hourly is overkill, put it back to nightly at 5.",
+            ],
+            "nightly",
+            "hourly",
+        ),
+        // A bare "instead" replaces the choice before, not itself.
+        (
+            &[
+                "Let's use Zephyrq for the queue.",
+                "Zephyrq is heavy for this. let's use Brokk instead",
+            ],
+            "Brokk",
+            "Zephyrq",
+        ),
+        // Dropping the first word of a two-word name drops the choice made
+        // with it ("Harrow Jetline", chosen as "Jetline").
+        (
+            &[
+                "Harrow Jetline sounds fun, so let's go with Jetline for the buffer.",
+                "Ok scrap the Harrow idea, a Brokk job table is enough.",
+            ],
+            "Brokk",
+            "Jetline",
+        ),
+        // The same choice in other words: "topics", "the topic-based approach".
+        (
+            &[
+                "Let's go with topics for pushes.",
+                "Let's drop the topic-based approach for pushes; per-device tokens will do.",
+            ],
+            "per-device tokens",
+            "topics",
+        ),
     ];
     for (prompts, new, old) in cases {
         let g = session(prompts);
@@ -403,6 +455,95 @@ fn terse_answers_and_a_bare_instead_are_choices() {
     let live = in_force(&g);
     assert!(live.iter().any(|l| l.contains("Zephyrq")), "{live:?}");
     assert!(!live.iter().any(|l| l.contains("Brokk")), "{live:?}");
+}
+
+#[test]
+fn that_means_the_choice_the_user_is_talking_about() {
+    // "scrap that" after talking about the queue drops the queue's choice,
+    // not the parser's, though the parser's was made last.
+    let g = session(&[
+        "Let's use Zephyrq for the queue.",
+        "Let's use Corvane for the parser.",
+        "the queue keeps stalling. scrap that, Brokk is enough",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Brokk")), "{live:?}");
+    assert!(live.iter().any(|l| l.contains("Corvane")), "{live:?}");
+    assert!(
+        !live
+            .iter()
+            .any(|l| l.contains("Zephyrq") && !l.contains("Brokk")),
+        "{live:?}"
+    );
+}
+
+#[test]
+fn options_answered_with_a_reason_or_without_a_question() {
+    words();
+    let offered = "Two options: shared topics per group, or per-device tokens kept by the server.";
+    let d = extract::answer_choice("Tokens for now, the server knows the devices.", offered, None)
+        .unwrap_or_else(|| panic!("none"));
+    assert!(d.label.contains("Tokens"), "{}", d.label);
+    // Alternatives laid out without a question mark.
+    let d = extract::answer_choice(
+        "Brokk bucket.",
+        "Two reasonable ones: a Brokk bucket with locking, or Zephyrq workspaces with remote runs.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert!(d.label.contains("Brokk"), "{}", d.label);
+    // One ordinary word answers a question; it is not a choice.
+    assert!(
+        extract::answer_choice("Hard. The client never moves dates.", "Is it hard, or soft?", None)
+            .is_none()
+    );
+}
+
+#[test]
+fn terse_topic_then_choice() {
+    words();
+    if lexicon::frequencies_loaded() {
+        assert_eq!(
+            extract::terse_choice("errors. typed. zorpfail").as_deref(),
+            Some("errors: zorpfail")
+        );
+    }
+    // Ordinary words are not a choice; questions and long prompts are not terse.
+    assert_eq!(extract::terse_choice("tests. all green"), None);
+    assert_eq!(extract::terse_choice("done. thanks"), None);
+    assert_eq!(extract::terse_choice("errors? zorpfail"), None);
+    assert_eq!(
+        extract::terse_choice("errors. we should really think about zorpfail"),
+        None
+    );
+    assert_eq!(
+        extract::strip_sufficiency("per-device tokens will do."),
+        "per-device tokens"
+    );
+    assert_eq!(extract::strip_sufficiency("it works"), "it works");
+}
+
+#[test]
+fn the_render_names_the_choice_a_drop_replaced() {
+    use rollgraph_engine::config::RenderConfig;
+    use rollgraph_engine::render::{RenderContext, render};
+    let g = session(&[
+        "Let's go with Zephyrq for the queue.",
+        "Let's drop the Zephyrq approach; Brokk will do.",
+    ]);
+    let ctx = RenderContext {
+        session: "t",
+        turn: 2,
+        now: at(2),
+    };
+    let r = render(&g, &[], &ctx, &RenderConfig::default());
+    let line = r
+        .text
+        .lines()
+        .find(|l| l.starts_with("- Use Brokk"))
+        .unwrap_or_else(|| panic!("{}", r.text));
+    assert!(line.contains("(was: Use Zephyrq"), "{line}");
+    assert!(!line.contains("(was: Drop"), "{line}");
 }
 
 #[test]

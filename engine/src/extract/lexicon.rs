@@ -55,6 +55,21 @@ list!(
     "stop_words.txt",
     "Function words ignored in topics."
 );
+list!(
+    DROP_AFTER_CUES,
+    "drop_after_cues.txt",
+    "Said after a choice to drop it (\"X is out\")."
+);
+list!(
+    SUFFICIENCY_CUES,
+    "sufficiency_cues.txt",
+    "Said after a choice to settle on it (\"Y is enough\")."
+);
+list!(
+    OPTION_CUES,
+    "option_cues.txt",
+    "Words with which a reply lays out alternatives."
+);
 list!(MONTHS, "months.txt", "Month names and abbreviations.");
 list!(WEEKDAYS, "weekdays.txt", "Weekday names and relative days.");
 list!(TITLES, "titles.txt", "Honorifics written before a name.");

@@ -1036,7 +1036,11 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             if matches!(cue, "switch" | "migrate") && find_ci(rest, "to").is_none() {
                 continue;
             }
-            if let Some(p) = find_ci(rest, "to") {
+            let to = ["to", "into"]
+                .iter()
+                .filter_map(|m| find_ci(rest, m).map(|p| (p, m.len())))
+                .min();
+            if let Some((p, to_len)) = to {
                 let before = rest[..p].trim();
                 if let Some(f) = find_ci(before, "from") {
                     let old = before[f + 4..].trim();
@@ -1047,12 +1051,24 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 } else if !before.is_empty() {
                     topic_part = Some(before.to_owned());
                 }
-                rest = rest[p + 2..].trim();
+                rest = rest[p + to_len..].trim();
             }
         }
         let (choice_part, mut replaced) = split_replaced(rest, cue == "replace");
         if replaced.is_none() {
             replaced = from_part;
+        }
+        // "we were going to A but we switched to B": what the sentence
+        // turned away from is named before the "but".
+        if replaced.is_none() && switchy {
+            let head = &trimmed[..at];
+            if let Some(b) = find_ci(head, "but") {
+                replaced = mentions(&head[..b], root)
+                    .into_iter()
+                    .rev()
+                    .find(|m| m.strong && !matches!(m.kind, NodeKind::Person | NodeKind::File))
+                    .map(|m| m.label);
+            }
         }
         // "let's use X instead": instead of the choice made last.
         if replaced.is_none()
@@ -1160,6 +1176,45 @@ fn finish_decision(
 /// "scrap the X idea, Y is enough", "forget X, we'll do Y", "let's go back to
 /// X", "actually keep X": a change of mind, with or without a replacement.
 fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    // "recharts is out", "hourly is overkill": a drop, stated after.
+    if let Some((p, cue_len)) = lexicon::DROP_AFTER_CUES
+        .iter()
+        .find_map(|c| find_ci(sentence, c).map(|p| (p, c.len())))
+    {
+        let head = sentence[..p].trim();
+        let head = head.rsplit(['.', ';', ',']).next().unwrap_or(head).trim();
+        let head = head
+            .split_whitespace()
+            .filter(|w| !lexicon::INTERJECTIONS.contains(w.to_lowercase().as_str()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if (1..=4).contains(&head.split_whitespace().count())
+            && let Some(dropped) = chosen_of(&head, root)
+        {
+            let after = sentence[p + cue_len..]
+                .trim_start_matches([';', ',', '.', ' ', '-', '—']);
+            let d = decision(after, root)
+                .filter(|d| d.chosen.is_some())
+                .or_else(|| plain_return(after));
+            if let Some(d) = d {
+                return Some(Decision {
+                    label: format!("{} instead of {dropped}", d.label),
+                    replaced: Some(dropped),
+                    sentence: sentence.to_owned(),
+                    ..d
+                });
+            }
+            return Some(finish_decision(
+                format!("Drop {dropped}"),
+                None,
+                Some(dropped),
+                "",
+                "",
+                DecisionMove::Drop,
+                sentence,
+            ));
+        }
+    }
     // Going back to, or keeping, an earlier choice.
     for cue in lexicon::RETURN_CUES.iter() {
         let Some(at) = find_ci(sentence, cue) else {
@@ -1186,7 +1241,9 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
         if choice.is_empty() || is_non_choice(&choice) {
             continue;
         }
-        let chosen = chosen_of(&choice, root)?;
+        let Some(chosen) = chosen_of(&choice, root) else {
+            continue;
+        };
         return Some(finish_decision(
             format!("Use {choice}"),
             Some(chosen),
@@ -1196,38 +1253,6 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
             DecisionMove::Return,
             sentence,
         ));
-    }
-    // "recharts is out", "last-write-wins is out": a drop, stated after.
-    if let Some(p) = find_ci(sentence, "is out") {
-        let head = sentence[..p].trim();
-        let head = head.rsplit(['.', ';', ',']).next().unwrap_or(head).trim();
-        let head = head
-            .split_whitespace()
-            .filter(|w| !lexicon::INTERJECTIONS.contains(w.to_lowercase().as_str()))
-            .collect::<Vec<_>>()
-            .join(" ");
-        if (1..=4).contains(&head.split_whitespace().count())
-            && let Some(dropped) = chosen_of(&head, root)
-        {
-            let after = sentence[p + 6..].trim_start_matches([';', ',', '.', ' ', '-', '—']);
-            if let Some(d) = decision(after, root).filter(|d| d.chosen.is_some()) {
-                return Some(Decision {
-                    label: format!("{} instead of {dropped}", d.label),
-                    replaced: Some(dropped),
-                    sentence: sentence.to_owned(),
-                    ..d
-                });
-            }
-            return Some(finish_decision(
-                format!("Drop {dropped}"),
-                None,
-                Some(dropped),
-                "",
-                "",
-                DecisionMove::Drop,
-                sentence,
-            ));
-        }
     }
     // Dropping an earlier choice, maybe naming the replacement.
     for cue in lexicon::REJECTION_CUES.iter() {
@@ -1246,6 +1271,11 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
         }
         let rest = sentence[at + cue.len()..].trim();
         let dropped_part = strip_clause(rest);
+        // "drop the bucket plan and move state into …": one thing dropped.
+        let dropped_part = find_ci(dropped_part, "and")
+            .filter(|p| *p > 0)
+            .map(|p| dropped_part[..p].trim())
+            .unwrap_or(dropped_part);
         let dropped = dropped_part
             .trim_start_matches("the ")
             .trim_start_matches("that ")
@@ -1274,29 +1304,28 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .get(dropped_part.len()..)
             .unwrap_or("")
             .trim_start_matches([',', ';', ' ', '-', '—']);
+        // "drop X and move state into Y": the connective leads nothing.
+        let after = ["and ", "then ", "so "]
+            .iter()
+            .find_map(|c| strip_prefix_ci(after, c))
+            .unwrap_or(after);
         let replacement = decision(after, root)
             .and_then(|d| d.chosen.map(|c| (c, d.label)))
             .or_else(|| {
                 // "do client side", "use the small pool": a bare imperative.
                 let a = after.trim();
-                let r = strip_prefix_ci(a, "do ").or_else(|| strip_prefix_ci(a, "use "))?;
+                let r = strip_prefix_ci(a, "do ")
+                    .or_else(|| strip_prefix_ci(a, "use "))
+                    .or_else(|| moved_into(a))?;
                 decision(&format!("let's use {r}"), root)
                     .and_then(|d| d.chosen.map(|c| (c, d.label)))
             })
             .or_else(|| {
                 // "Y is enough", "Y is fine", "Y it is", "Y will do"
                 let a = after.trim();
-                [
-                    "is enough",
-                    "is fine",
-                    "is good enough",
-                    "it is",
-                    "will do",
-                    "works",
-                    "is plenty",
-                ]
-                .iter()
-                .find_map(|m| find_ci(a, m).map(|p| a[..p].trim()))
+                lexicon::SUFFICIENCY_CUES
+                    .iter()
+                    .find_map(|m| find_ci(a, m).map(|p| a[..p].trim()))
                 // Only the last clause before "will do": "by the way; X will do".
                 .map(|y| y.rsplit([';', ',']).next().unwrap_or(y).trim())
                 .filter(|y| !y.is_empty() && y.split_whitespace().count() <= 8)
@@ -1335,6 +1364,80 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
         });
     }
     None
+}
+
+/// "put it back to daily" right after dropping something: a return to a
+/// plain word, which alone would name no choice ("back to work"), but here
+/// stands against what was just dropped.
+fn plain_return(after: &str) -> Option<Decision> {
+    for cue in lexicon::RETURN_CUES.iter() {
+        let Some(at) = find_ci(after, cue) else {
+            continue;
+        };
+        if cue.contains("keep") || cue.starts_with("stay") {
+            continue;
+        }
+        let rest = strip_clause(after[at + cue.len()..].trim());
+        let lead: Vec<&str> = rest
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+            .skip_while(|w| lexicon::is_stop(&w.to_lowercase()))
+            .take_while(|w| {
+                let l = w.to_lowercase();
+                !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
+            })
+            .take(3)
+            .collect();
+        if lead.is_empty() || is_non_choice(&lead.join(" ")) {
+            continue;
+        }
+        let choice = lead.join(" ");
+        return Some(finish_decision(
+            format!("Use {choice}"),
+            Some(choice.clone()),
+            None,
+            "",
+            &choice,
+            DecisionMove::Return,
+            after,
+        ));
+    }
+    None
+}
+
+/// Where "move state into Y", "put it on Y", "switch it to Y" moves
+/// something: "Y".
+fn moved_into(a: &str) -> Option<&str> {
+    let first = a.split_whitespace().next()?.to_lowercase();
+    if !matches!(
+        first.as_str(),
+        "move" | "moving" | "put" | "switch" | "migrate" | "change"
+    ) {
+        return None;
+    }
+    ["into", "onto", "to"]
+        .iter()
+        .filter_map(|m| find_ci(a, m).map(|p| (p, m.len())))
+        .min()
+        .map(|(p, n)| a[p + n..].trim())
+        .filter(|r| !r.is_empty())
+}
+
+/// A choice without the words that settle on it: "per-device tokens will
+/// do" → "per-device tokens".
+pub fn strip_sufficiency(s: &str) -> &str {
+    let t = s.trim().trim_end_matches(['.', '!']);
+    for c in lexicon::SUFFICIENCY_CUES.iter() {
+        if let Some(p) = find_ci(t, c)
+            && t[p + c.len()..].trim().is_empty()
+            && t[..p]
+                .split_whitespace()
+                .any(|w| !lexicon::is_stop(&w.to_lowercase()))
+        {
+            return t[..p].trim();
+        }
+    }
+    s
 }
 
 fn split_replaced(rest: &str, replace_cue: bool) -> (&str, Option<String>) {
@@ -1404,10 +1507,13 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
 /// reply before it offered ("…the bucket or workspaces?" → "GCS bucket.").
 pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> Option<Decision> {
     let s = first.trim().trim_end_matches(['.', '!']);
-    if s.is_empty() || s.ends_with('?') || s.split_whitespace().count() > 6 {
+    if s.is_empty() || s.ends_with('?') {
         return None;
     }
     if let Some((topic, choice)) = s.split_once(": ") {
+        if s.split_whitespace().count() > 6 {
+            return None;
+        }
         let topic = topic.trim();
         let choice = choice.trim();
         let topic_ok = (1..=2).contains(&topic.split_whitespace().count())
@@ -1432,11 +1538,22 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
         }
         return None;
     }
-    // Picking one of the options just offered.
-    let offered = previous_reply.contains('?')
-        && (find_ci(previous_reply, "or").is_some()
-            || find_ci(previous_reply, "options").is_some());
-    if !offered || s.split_whitespace().count() > 4 || s.contains(',') {
+    // Picking one of the options just offered ("a GCS bucket …, or
+    // workspaces …"), maybe with a reason after it: "Topics for now, the
+    // backend already knows the groups".
+    let offered = find_ci(previous_reply, "or").is_some()
+        && (previous_reply.contains('?')
+            || previous_reply.contains(", or ")
+            || lexicon::OPTION_CUES
+                .iter()
+                .any(|c| find_ci(previous_reply, c).is_some()));
+    let s = strip_clause(s);
+    if !offered || s.is_empty() || s.split_whitespace().count() > 4 {
+        return None;
+    }
+    // One ordinary word answers a question ("Hard." to "hard or soft
+    // deadline?"); it chooses nothing. Its capital is the sentence's.
+    if !s.contains(' ') && lexicon::is_common(&s.to_lowercase(), 4.8) {
         return None;
     }
     let content = content_words(s);
@@ -1461,6 +1578,37 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
         DecisionMove::Choose,
         first.trim(),
     ))
+}
+
+/// A terse prompt that names a topic and then its choice in fragments:
+/// "errors. typed. thiserror" → "errors: thiserror", for [`answer_choice`].
+/// The topic is one or two plain words; the choice is the last fragment and
+/// not an ordinary word.
+pub fn terse_choice(prompt: &str) -> Option<String> {
+    let p = prompt.trim().trim_end_matches(['.', '!']);
+    if p.contains('?') || p.contains(':') || p.split_whitespace().count() > 6 {
+        return None;
+    }
+    let parts: Vec<&str> = p
+        .split(['.', ',', ';'])
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    let topic = parts[0];
+    let choice = parts[parts.len() - 1];
+    let topic_ok = (1..=2).contains(&topic.split_whitespace().count())
+        && topic.chars().all(|c| c.is_alphabetic() || c == ' ')
+        && topic
+            .split_whitespace()
+            .all(|w| !lexicon::is_closed_class(&w.to_lowercase()));
+    let choice_ok = choice.split_whitespace().count() == 1
+        && choice.chars().any(|c| c.is_alphabetic())
+        && !lexicon::is_known_word(&choice.to_lowercase())
+        && !lexicon::is_closed_class(&choice.to_lowercase());
+    (topic_ok && choice_ok && lexicon::frequencies_loaded()).then(|| format!("{topic}: {choice}"))
 }
 
 /// Whether a prompt accepts what was just proposed ("yes, do that",

@@ -119,7 +119,8 @@ impl Probe for HeuristicProbe {
             }
             // A terse answer to the question just asked ("parser: clap
             // derive", an option of those offered) is a choice too.
-            if let Some(first) = user_sentences.first()
+            let terse = extract::terse_choice(&turn.user);
+            if let Some(first) = terse.as_ref().or(user_sentences.first())
                 && extract::decision(first, input.root).is_none()
                 && let Some(d) = extract::answer_choice(first, previous_reply, input.root)
             {
@@ -544,6 +545,7 @@ impl<'a> Plan<'a> {
                 // "recharts is out. visx for all charts": after a drop, a
                 // verbless sentence naming a thing is the replacement.
                 self.last_drop.as_ref()?;
+                let s = extract::strip_sufficiency(s);
                 extract::decision(&format!("let's use {s}"), self.input.root)
                     .filter(|d| d.chosen.is_some())
             });
@@ -775,7 +777,7 @@ impl<'a> Plan<'a> {
     /// Every decision (in force or not) whose choice answers to `name`.
     fn decisions_choosing(&self, name: &str) -> Vec<NodeId> {
         if name == extract::PREVIOUS_CHOICE {
-            return self.latest_decision_except(None).into_iter().collect();
+            return self.previous_choice(None).into_iter().collect();
         }
         let norm = normalize_name(name);
         let target = self.resolve(name, NodeKind::Entity);
@@ -798,6 +800,106 @@ impl<'a> Plan<'a> {
             }
         }
         v.into_iter().collect()
+    }
+
+    /// The decisions a drop or an "instead of `name`" replaces: those
+    /// choosing `name`, else those choosing it in other words.
+    fn decisions_replaced(&self, name: &str) -> Vec<NodeId> {
+        let v = self.decisions_choosing(name);
+        if !v.is_empty() || name == extract::PREVIOUS_CHOICE {
+            return v;
+        }
+        self.decisions_loosely_choosing(name).into_iter().collect()
+    }
+
+    /// Decisions in force whose choice is `name` in other words: the same
+    /// word stems ("topics" and "the topic-based approach", "nginx" and
+    /// "ingress-nginx"), or a choice named in its decision's own words
+    /// right next to `name` ("NATS JetStream": dropping NATS drops it).
+    fn decisions_loosely_choosing(&self, name: &str) -> BTreeSet<NodeId> {
+        let want = name_stems(name);
+        let mut v = BTreeSet::new();
+        if want.is_empty() {
+            return v;
+        }
+        let norm = normalize_name(name);
+        for id in self.current_of_kind(NodeKind::Decision) {
+            let Some(c) = self.choice_of(&id).and_then(|c| self.node_ref(&c)) else {
+                continue;
+            };
+            let have = name_stems(&c.label);
+            let subset = |a: &BTreeSet<String>, b: &BTreeSet<String>| {
+                !a.is_empty() && a.iter().all(|w| b.contains(w))
+            };
+            let by_stems = subset(&want, &have) || subset(&have, &want);
+            let choice = normalize_name(&c.label);
+            let by_compound = self.node_ref(&id).is_some_and(|d| {
+                d.evidence.iter().any(|e| {
+                    let t = normalize_name(&e.text);
+                    has_word(&t, &format!("{norm} {choice}"))
+                        || has_word(&t, &format!("{choice} {norm}"))
+                })
+            });
+            if by_stems || by_compound {
+                v.insert(id);
+            }
+        }
+        v
+    }
+
+    /// The decision in force that "that" or "instead" refers to: the one
+    /// whose choice or topic the user's words in this turn name, else the
+    /// one made or touched last. `except` is the decision being made.
+    fn previous_choice(&self, except: Option<&NodeId>) -> Option<NodeId> {
+        let said = extract::content_words(&self.turn_text);
+        let named = self
+            .current_of_kind(NodeKind::Decision)
+            .into_iter()
+            .filter(|id| Some(id) != except)
+            .filter(|id| {
+                self.node_ref(id)
+                    .is_some_and(|n| !n.label.starts_with("Drop "))
+            })
+            .filter(|id| {
+                let choice = self
+                    .choice_of(id)
+                    .and_then(|c| self.node_ref(&c))
+                    .is_some_and(|c| {
+                        c.names()
+                            .any(|x| x.len() >= 3 && find_word(&self.turn_text, &x))
+                    });
+                choice || self.topic_of(id).iter().any(|w| said.contains(w))
+            })
+            .max_by(|a, b| {
+                let la = self.node_ref(a).map(|n| n.last_activated);
+                let lb = self.node_ref(b).map(|n| n.last_activated);
+                la.cmp(&lb).then_with(|| b.cmp(a))
+            });
+        named.or_else(|| self.latest_decision_except(except))
+    }
+
+    /// The label of an existing entity that `name` is short for ("nginx" of
+    /// "ingress-nginx"), when exactly one answers.
+    fn known_long_form(&self, name: &str) -> Option<String> {
+        let want = name_stems(name);
+        if want.is_empty() {
+            return None;
+        }
+        let mut hits: Vec<String> = self
+            .input
+            .graph
+            .nodes_unordered()
+            .chain(self.nodes.values())
+            .filter(|n| matches!(n.kind, NodeKind::Entity | NodeKind::Identifier))
+            .filter(|n| {
+                let have = name_stems(&n.label);
+                have.len() > want.len() && want.iter().all(|w| have.contains(w))
+            })
+            .map(|n| n.label.clone())
+            .collect();
+        hits.sort();
+        hits.dedup();
+        (hits.len() == 1).then(|| hits.remove(0))
     }
 
     /// The decision in force made or touched last (other than `except`).
@@ -834,7 +936,7 @@ impl<'a> Plan<'a> {
                 return;
             };
             let mut targets: Vec<NodeId> = self
-                .decisions_choosing(dropped)
+                .decisions_replaced(dropped)
                 .into_iter()
                 .filter(|id| !self.is_superseded(id))
                 .collect();
@@ -844,6 +946,9 @@ impl<'a> Plan<'a> {
                 if dropped == extract::PREVIOUS_CHOICE || dropped.split_whitespace().count() > 4 {
                     return;
                 }
+                let dropped = self
+                    .known_long_form(dropped)
+                    .unwrap_or_else(|| dropped.to_owned());
                 let m = Mention {
                     label: format!("Use {dropped}"),
                     kind: NodeKind::Decision,
@@ -888,7 +993,7 @@ impl<'a> Plan<'a> {
             .cloned()
             .collect();
         let replaces_live = d.replaced.as_deref().is_some_and(|r| {
-            self.decisions_choosing(r)
+            self.decisions_replaced(r)
                 .iter()
                 .any(|id| !self.is_superseded(id) && !live_same.contains(id))
         });
@@ -957,14 +1062,35 @@ impl<'a> Plan<'a> {
         // A decision taken up again is a new node: the old one keeps its
         // place in the history.
         let mut label = d.label.clone();
+        // "instead", "scrap that": the earlier choice, found before this
+        // decision exists (else it would find itself).
+        // After a drop in this turn ("drop X; use Y instead"), "instead"
+        // means instead of what was dropped.
+        let previous = d
+            .replaced
+            .as_deref()
+            .filter(|r| *r == extract::PREVIOUS_CHOICE)
+            .and_then(|_| match &self.last_drop {
+                Some(drop) => self
+                    .node_ref(drop)
+                    .map(|n| self.input.graph.supersedes(&n.id))
+                    .and_then(|v| v.first().map(|n| n.id.clone()))
+                    .or_else(|| {
+                        self.edges
+                            .values()
+                            .find(|e| e.kind == EdgeKind::Supersedes && &e.source == drop)
+                            .map(|e| e.target.clone())
+                    }),
+                None => self.previous_choice(None),
+            });
         if let Some(prev) = d
             .replaced
             .as_deref()
             .filter(|r| *r == extract::PREVIOUS_CHOICE)
         {
-            let named = self
-                .latest_decision_except(None)
-                .and_then(|id| self.choice_of(&id))
+            let named = previous
+                .as_ref()
+                .and_then(|id| self.choice_of(id))
                 .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()));
             label = match named {
                 Some(n) => label.replace(prev, &n),
@@ -1000,18 +1126,22 @@ impl<'a> Plan<'a> {
         // What does this decision supersede? What it names as replaced, a
         // decision on the same topic, and for a return, whatever replaced
         // the earlier choice.
-        let mut replaced: Vec<NodeId> = d
-            .replaced
-            .as_deref()
-            .map(|r| self.decisions_choosing(r))
-            .unwrap_or_default();
+        let mut replaced: Vec<NodeId> = match d.replaced.as_deref() {
+            // The drop (superseded below) already stands for it.
+            Some(extract::PREVIOUS_CHOICE) if self.last_drop.is_some() => Vec::new(),
+            Some(extract::PREVIOUS_CHOICE) => previous.into_iter().collect(),
+            Some(r) => self.decisions_replaced(r),
+            None => Vec::new(),
+        };
         // The user names what this replaces but it was never recorded as a
         // decision (said before the session, or in words we missed): keep
         // it as the history the new choice supersedes.
         if replaced.is_empty()
             && let Some(r) = d.replaced.as_deref()
+            && r != extract::PREVIOUS_CHOICE
             && r.split_whitespace().count() <= 4
         {
+            let r = self.known_long_form(r).unwrap_or_else(|| r.to_owned());
             let m = Mention {
                 label: format!("Use {r}"),
                 kind: NodeKind::Decision,
@@ -1186,6 +1316,17 @@ fn first_clause(s: &str) -> String {
         .unwrap_or(s.len());
     let clause: String = s[..cut].chars().take(110).collect();
     clause.trim().trim_end_matches([',', ':', ';']).to_owned()
+}
+
+/// The word stems of a name, split at spaces, hyphens, underscores and
+/// dots, without function words: "the topic-based approach" → topic, base,
+/// approach.
+fn name_stems(name: &str) -> BTreeSet<String> {
+    name.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| !w.is_empty() && !extract::lexicon::is_stop(w))
+        .map(|w| extract::stem(&w))
+        .collect()
 }
 
 fn round4(x: f64) -> f64 {

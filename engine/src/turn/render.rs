@@ -82,6 +82,9 @@ pub(crate) fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
     }
 }
 
+/// Most decisions in force shown in the block.
+const DECISIONS_MAX: usize = 8;
+
 fn kind_tag(n: &Node) -> String {
     let mut tag = n.kind.as_str().to_owned();
     if n.anchor {
@@ -106,7 +109,26 @@ fn label_with_history(g: &Graph, n: &Node) -> String {
     if old.is_empty() {
         return n.label.clone();
     }
-    let was: Vec<String> = old.iter().map(|o| short(&o.label, 60)).collect();
+    // A drop is a step, not a choice: "(was: X)" names what it dropped.
+    let mut was: Vec<String> = Vec::new();
+    for o in &old {
+        let dropped = if o.label.starts_with("Drop ") {
+            g.supersedes(&o.id)
+        } else {
+            Vec::new()
+        };
+        let shown: Vec<&Node> = if dropped.is_empty() {
+            vec![*o]
+        } else {
+            dropped
+        };
+        for n in shown {
+            let l = short(&n.label, 60);
+            if !was.contains(&l) {
+                was.push(l);
+            }
+        }
+    }
     format!("{} (was: {})", n.label, was.join("; "))
 }
 
@@ -509,7 +531,19 @@ fn render_with(
             .then_with(|| b.weight.total_cmp(&a.weight))
             .then_with(|| a.id.cmp(&b.id))
     });
-    decisions.truncate(6);
+    // A changed decision is the one most easily remembered wrong: those
+    // with history keep their place when there are too many.
+    if decisions.len() > DECISIONS_MAX {
+        let (mut changed, plain): (Vec<&Node>, Vec<&Node>) = decisions
+            .iter()
+            .copied()
+            .partition(|n| !g.supersedes(&n.id).is_empty());
+        changed.truncate(DECISIONS_MAX);
+        let room = DECISIONS_MAX - changed.len();
+        changed.extend(plain.into_iter().take(room));
+        let keep: BTreeSet<&NodeId> = changed.iter().map(|n| &n.id).collect();
+        decisions.retain(|n| keep.contains(&n.id));
+    }
     let mut standing: Vec<&Node> = visible
         .iter()
         .copied()
