@@ -1831,27 +1831,49 @@ fn bare_command(sentence: &str) -> Option<String> {
             && t.chars()
                 .next()
                 .is_some_and(|c| c.is_ascii_lowercase() || c == '.')
-            && !lexicon::is_stop(t)
     };
-    let fi = toks.iter().position(|t| argish(t))?;
-    let mut start = fi;
-    while start > 0 && fi - start < 4 && wordish(toks[start - 1]) && !toks[start - 1].ends_with(',')
-    {
-        start -= 1;
+    // Every command in the sentence: "docker compose up -d db and then uv
+    // run pytest -q" is two steps of one procedure.
+    let mut found: Vec<String> = Vec::new();
+    let mut from = 0;
+    while let Some(off) = toks[from..].iter().position(|t| argish(t)) {
+        let fi = from + off;
+        let mut start = fi;
+        while start > from
+            && fi - start < 4
+            && wordish(toks[start - 1])
+            && !toks[start - 1].ends_with(',')
+        {
+            start -= 1;
+        }
+        // A command starts with a program, not a function word ("up" may
+        // follow it: "docker compose up -d").
+        while start < fi && lexicon::is_stop(toks[start]) {
+            start += 1;
+        }
+        let mut end = fi + 1;
+        while end < toks.len()
+            && end - fi < 4
+            && (argish(toks[end - 1]) && !toks[end - 1].ends_with([',', '.', ';']))
+            && (argish(toks[end]) || wordish(toks[end]))
+        {
+            end += 1;
+        }
+        if fi - start >= 2 {
+            found.push(
+                toks[start..end]
+                    .join(" ")
+                    .trim_end_matches([',', '.', ';'])
+                    .to_owned(),
+            );
+        }
+        from = end;
     }
-    if fi - start < 2 {
+    if found.is_empty() {
         return None;
     }
-    let mut end = fi + 1;
-    while end < toks.len()
-        && end - fi < 4
-        && (argish(toks[end - 1]) && !toks[end - 1].ends_with([',', '.', ';']))
-        && (argish(toks[end]) || wordish(toks[end]))
-    {
-        end += 1;
-    }
-    let cmd = toks[start..end].join(" ");
-    Some(cmd.trim_end_matches([',', '.', ';']).to_owned())
+    found.truncate(2);
+    Some(found.join(" && "))
 }
 
 /// A procedure: how a routine task is done, with its command.
@@ -1975,8 +1997,14 @@ pub fn fact(sentence: &str) -> Option<Record> {
         "goes",
     ];
     let mut end = vi;
+    // "msrv is 1.76": a copula right before the value links a subject that
+    // needs no head noun.
+    let mut linked = false;
     while end > 0 {
         let w = lws[end - 1].as_str();
+        if matches!(w, "is" | "are" | "=" | "stays" | "becomes") {
+            linked = true;
+        }
         if linkers.contains(&w)
             || w == "the"
             || lexicon::WEEKDAYS.contains(w)
@@ -2020,7 +2048,14 @@ pub fn fact(sentence: &str) -> Option<Record> {
                 || lexicon::FACT_SUBJECT_HEADS.contains(w)
         })
     };
-    if subject.is_empty() || !has_head(&subject) {
+    let plain_subject = linked
+        && (1..=3).contains(&subject.split_whitespace().count())
+        && subject.split_whitespace().all(|w| {
+            w.chars().any(|c| c.is_alphabetic())
+                && !lexicon::is_stop(w)
+                && !lexicon::is_closed_class(w)
+        });
+    if subject.is_empty() || (!has_head(&subject) && !plain_subject) {
         // A head noun elsewhere in the clause: before the value ("the demo
         // is on the 14th") or right after it ("a flat 30 second delay").
         let after_value = vi + 1 + usize::from(value.split_whitespace().count() > 1);

@@ -167,7 +167,8 @@ pub struct DecayConfig {
     pub anchor_floor: f64,
     /// Raise applied to focus nodes the patch did not touch: w += boost × (1 − w).
     pub activation_boost: f64,
-    /// Decisions, corrections and preferences in force decay this much slower (rate × factor).
+    /// Decisions, corrections, preferences, rules, how-tos and facts in force
+    /// decay this much slower (rate × factor).
     pub durable_factor: f64,
     /// People and projects decay this much slower (rate × factor).
     pub entity_factor: f64,

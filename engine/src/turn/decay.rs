@@ -83,7 +83,13 @@ pub fn step(
         let age_hours = (now - node.last_activated).num_milliseconds() as f64 / 3_600_000.0;
         let resistance = match node.kind {
             _ if superseded.contains(&node.id) => 1.0,
-            NodeKind::Decision | NodeKind::Correction | NodeKind::Preference => cfg.durable_factor,
+            // Rules, how-tos and facts hold until changed, like decisions.
+            NodeKind::Decision
+            | NodeKind::Correction
+            | NodeKind::Preference
+            | NodeKind::Restriction
+            | NodeKind::Procedure
+            | NodeKind::Fact => cfg.durable_factor,
             NodeKind::Person | NodeKind::Project => cfg.entity_factor,
             _ => 1.0,
         };

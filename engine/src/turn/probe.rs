@@ -852,6 +852,7 @@ impl<'a> Plan<'a> {
     /// one made or touched last. `except` is the decision being made.
     fn previous_choice(&self, except: Option<&NodeId>) -> Option<NodeId> {
         let said = extract::content_words(&self.turn_text);
+        let said_names = name_stems(&self.turn_text);
         let named = self
             .current_of_kind(NodeKind::Decision)
             .into_iter()
@@ -867,6 +868,12 @@ impl<'a> Plan<'a> {
                     .is_some_and(|c| {
                         c.names()
                             .any(|x| x.len() >= 3 && find_word(&self.turn_text, &x))
+                            // "clap adds 400 KB" names the choice "clap derive".
+                            || name_stems(&c.label).iter().any(|w| {
+                                w.len() >= 3
+                                    && said_names.contains(w)
+                                    && !extract::lexicon::is_common(w, 4.5)
+                            })
                     });
                 choice || self.topic_of(id).iter().any(|w| said.contains(w))
             })

@@ -85,6 +85,9 @@ pub(crate) fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
 /// Most decisions in force shown in the block.
 const DECISIONS_MAX: usize = 8;
 
+/// Most facts, rules, how-tos, preferences and next steps shown.
+const STANDING_MAX: usize = 12;
+
 fn kind_tag(n: &Node) -> String {
     let mut tag = n.kind.as_str().to_owned();
     if n.anchor {
@@ -577,7 +580,7 @@ fn render_with(
             .then_with(|| b.last_activated.cmp(&a.last_activated))
             .then_with(|| a.id.cmp(&b.id))
     });
-    standing.truncate(10);
+    standing.truncate(STANDING_MAX);
     let special: BTreeSet<&NodeId> = decisions
         .iter()
         .chain(standing.iter())
