@@ -39,6 +39,16 @@ fn people_from_roles_appositions_and_lowercase() {
             "Brannagh Ostrow wants the export by then.",
             "Brannagh Ostrow",
         ),
+        // A pronoun giving the role a few words on, a relative "who".
+        (
+            "I had a note from Quorvin — he's the product manager for billing.",
+            "Quorvin",
+        ),
+        ("Talvi approves releases, she's the EM.", "Talvi"),
+        (
+            "Ysolde, who looks after our servers, needs a heads-up.",
+            "Ysolde",
+        ),
     ];
     for (s, name) in cases {
         let got = kinds(s);
@@ -47,6 +57,40 @@ fn people_from_roles_appositions_and_lowercase() {
             "{s:?} → {got:?}"
         );
     }
+}
+
+#[test]
+fn a_role_in_the_next_sentence_makes_the_name_before_it_a_person() {
+    words();
+    let g = session(&["Extensions go through Brannoc. He's the DBA, owns the cluster."]);
+    let n = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.label == "Brannoc")
+        .unwrap_or_else(|| panic!("no node"));
+    assert_eq!(n.kind, NodeKind::Person);
+    assert!(
+        n.detail.as_deref().is_some_and(|d| d.contains("DBA")),
+        "{:?}",
+        n.detail
+    );
+    // A name first seen as a thing becomes a person once a role names it.
+    let g = session(&[
+        "Check the Velmira config first.",
+        "Velmira is our release manager, by the way.",
+    ]);
+    let n = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.label == "Velmira")
+        .unwrap_or_else(|| panic!("no node"));
+    assert_eq!(n.kind, NodeKind::Person);
+    // No pronoun role, no person: "It's the default."
+    assert_eq!(extract::pronoun_role("It's the default, leave it."), None);
+    assert_eq!(
+        extract::pronoun_role("She's the EM, ask her.").as_deref(),
+        Some("EM")
+    );
 }
 
 #[test]

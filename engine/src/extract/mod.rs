@@ -450,9 +450,15 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             } else {
                 String::new()
             };
-            let role = role_after(&ws, j).or_else(|| role_before(&ws, i));
-            let pronoun_next =
-                ws[j - 1].raw.ends_with(',') && matches!(after.as_str(), "he" | "she" | "they");
+            // "X — he's the product manager", "X approves windows, she's the EM".
+            let by_pronoun = || (j..(j + 6).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k));
+            let role = role_after(&ws, j)
+                .or_else(|| role_before(&ws, i))
+                .or_else(by_pronoun);
+            // "X, he …", "X, who looks after …": only people take these.
+            let pronoun_next = (ws[j - 1].raw.ends_with(',')
+                && matches!(after.as_str(), "he" | "she" | "they"))
+                || after == "who";
             let person_cue = lexicon::PERSON_AFTER.contains(&after)
                 || lexicon::PERSON_AFTER.contains(&after2)
                 || role.is_some()
@@ -659,23 +665,41 @@ fn lower_role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
     ) {
         k += 1;
     }
+    role_phrase_at(ws, k)
+}
+
+/// The role named from `k` on, after a linking verb: "(now) (our|the|a)
+/// backend lead" → "backend lead"; only when a role or relation noun ends it.
+fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
+    let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
+    let mut k = k;
+    while matches!(lw(k).as_str(), "now" | "also" | "still" | "officially") {
+        k += 1;
+    }
     if matches!(
         lw(k).as_str(),
         "our" | "the" | "my" | "a" | "an" | "their" | "your"
     ) {
         k += 1;
     }
+    if k == 0 || k > ws.len() {
+        return None;
+    }
     let k = k - 1;
     let role = phrase_until_clause(ws, k + 1, 4);
     // Only the role words themselves, not what follows them.
     let words: Vec<&str> = role.split_whitespace().collect();
-    let end = words
-        .iter()
-        .position(|w| {
-            let l = w.to_lowercase();
-            lexicon::ROLE_NOUNS.contains(&l) || lexicon::RELATION_NOUNS.contains(&l)
-        })
-        .map(|p| p + 1)?;
+    let is_role = |w: &&str| {
+        let l = w
+            .trim_end_matches([',', '.', ';', ':', '!', '?', ')'])
+            .to_lowercase();
+        lexicon::ROLE_NOUNS.contains(&l) || lexicon::RELATION_NOUNS.contains(&l)
+    };
+    let mut end = words.iter().position(is_role).map(|p| p + 1)?;
+    // "product manager", "release manager": the whole run of role nouns.
+    while end < words.len() && is_role(&words[end]) {
+        end += 1;
+    }
     Some(words[..end].join(" "))
 }
 
@@ -844,6 +868,35 @@ fn topic_phrase(lead: &str, rest_after: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// "he's the DBA", "she is our EM": a role given by a pronoun at `k`
+/// (within a few words after a name, or opening the next sentence).
+fn pronoun_role_at(ws: &[Word<'_>], k: usize) -> Option<String> {
+    let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
+    // The raw token: a word's text drops a possessive "'s".
+    let w = ws
+        .get(k)
+        .map(|w| {
+            w.raw
+                .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .unwrap_or_default();
+    let after = match w.as_str() {
+        "he's" | "she's" => k + 1,
+        "he" | "she" if matches!(lw(k + 1).as_str(), "is" | "was") => k + 2,
+        _ => return None,
+    };
+    role_phrase_at(ws, after)
+}
+
+/// The role a sentence opening with a pronoun gives ("He's the DBA, owns
+/// the cluster." → "DBA"): the person is the name just before it.
+pub fn pronoun_role(sentence: &str) -> Option<String> {
+    let ws = words(sentence);
+    pronoun_role_at(&ws, 0)
 }
 
 /// The first named thing of a phrase in object position, or the phrase

@@ -108,6 +108,7 @@ impl Probe for HeuristicProbe {
             plan.turn = turn.index;
             plan.turn_text = turn.user.clone();
             plan.last_drop = None;
+            plan.prev_sentence.clear();
             let user_sentences = extract::sentences(&turn.user);
             // "yes, do that": the proposal in the reply just before becomes
             // the user's decision.
@@ -200,6 +201,8 @@ struct Plan<'a> {
     turn_text: String,
     /// A choice dropped earlier in this turn without a replacement yet.
     last_drop: Option<NodeId>,
+    /// The user's previous sentence in this turn ("Ask Radomir. He's the DBA").
+    prev_sentence: String,
 }
 
 impl<'a> Plan<'a> {
@@ -216,6 +219,7 @@ impl<'a> Plan<'a> {
             turn: 0,
             turn_text: String::new(),
             last_drop: None,
+            prev_sentence: String::new(),
         }
     }
 
@@ -353,13 +357,28 @@ impl<'a> Plan<'a> {
                 n.note_evidence(session, turn, speaker, &clean_detail(sn));
             }
         };
+        // A name first seen as a thing and later given a role is a person.
+        let promote = |n: &mut Node| {
+            if m.kind == NodeKind::Person && n.kind == NodeKind::Entity {
+                n.kind = NodeKind::Person;
+                n.domain = Domain::Relationship;
+                if let Some(role) = &m.role {
+                    n.detail = Some(clean_detail(&format!(
+                        "{role}. {}",
+                        n.detail.as_deref().unwrap_or("")
+                    )));
+                }
+            }
+        };
         if let Some(planned) = self.nodes.get_mut(&id) {
             planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
             follow(planned);
+            promote(planned);
             return Some(id);
         }
         if let Some(existing) = self.input.graph.node(&id) {
             let mut n = existing.clone();
+            promote(&mut n);
             n.weight = (n.weight + boost * (1.0 - n.weight)).clamp(0.0, 1.0);
             n.last_activated = now.max(n.last_activated);
             follow(&mut n);
@@ -490,6 +509,27 @@ impl<'a> Plan<'a> {
 
     fn sentence(&mut self, s: &str, from_user: bool) {
         let mut ms = extract::mentions(s, self.input.root);
+        // "Extensions go through Radomir. He's the DBA": the one name the
+        // sentence before ended with is the person the pronoun gives a role.
+        if from_user && let Some(role) = extract::pronoun_role(s) {
+            let before: Vec<Mention> = extract::mentions(&self.prev_sentence, self.input.root)
+                .into_iter()
+                .filter(|m| matches!(m.kind, NodeKind::Entity | NodeKind::Person))
+                .filter(|m| !m.label.contains(' ') || m.kind == NodeKind::Person)
+                .collect();
+            if let [m] = before.as_slice() {
+                ms.push(Mention {
+                    label: m.label.clone(),
+                    kind: NodeKind::Person,
+                    domain: Domain::Relationship,
+                    role: Some(role),
+                    strong: true,
+                });
+            }
+        }
+        if from_user {
+            self.prev_sentence = s.to_owned();
+        }
         for k in self.known_names(s) {
             if !ms
                 .iter()
@@ -1280,6 +1320,15 @@ impl<'a> Plan<'a> {
                 if old.aliases != n.aliases {
                     ops.push(
                         json!({"op": "add", "path": format!("{path}/aliases"), "value": n.aliases}),
+                    );
+                }
+                // A thing that turned out to be a person.
+                if old.kind != n.kind {
+                    ops.push(json!({"op": "add", "path": format!("{path}/kind"), "value": n.kind}));
+                }
+                if old.domain != n.domain {
+                    ops.push(
+                        json!({"op": "add", "path": format!("{path}/domain"), "value": n.domain}),
                     );
                 }
             } else {
