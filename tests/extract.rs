@@ -501,6 +501,112 @@ fn terse_answers_and_a_bare_instead_are_choices() {
     assert!(!live.iter().any(|l| l.contains("Brokk")), "{live:?}");
 }
 
+/// Runs the heuristic probe over (prompt, reply) turns, one probe each.
+fn session_with_replies(turns: &[(&str, &str)]) -> Graph {
+    let mut g = Graph::new();
+    let mut probe = HeuristicProbe::default();
+    let mut previous = String::new();
+    for (i, (user, reply)) in turns.iter().enumerate() {
+        // The reply before this prompt travels with it, as a reply-only turn.
+        let mut batch = Vec::new();
+        if !previous.is_empty() {
+            batch.push(Turn {
+                index: i as u32,
+                user: String::new(),
+                assistant: previous.clone(),
+                files: vec![],
+                timestamp: Some(at(i as i64)),
+            });
+        }
+        batch.push(Turn {
+            index: i as u32 + 1,
+            user: (*user).to_owned(),
+            assistant: String::new(),
+            files: vec![],
+            timestamp: Some(at(i as i64)),
+        });
+        let input = ProbeInput {
+            session: "t",
+            probe_id: format!("p{i}"),
+            turns: &batch,
+            graph: &g,
+            now: at(i as i64),
+            root: None,
+        };
+        let out = probe.probe(&input).unwrap_or_else(|e| panic!("{e}"));
+        apply(&mut g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));
+        previous = (*reply).to_owned();
+    }
+    g
+}
+
+#[test]
+fn switches_returns_and_proposals_replace_what_the_turn_talks_about() {
+    words();
+    // Accepting "my proposal: … move to Y" replaces the choice the proposal names.
+    let g = session_with_replies(&[
+        (
+            "Keep Zephyrq for schema.",
+            "Every edited changeset breaks Zephyrq checksums. My proposal: generate one baseline and move to Brokk with plain SQL migrations.",
+        ),
+        ("yes do that", ""),
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Brokk")), "{live:?}");
+    assert!(
+        !live
+            .iter()
+            .any(|l| l.contains("Zephyrq") && !l.contains("Brokk")),
+        "{live:?}"
+    );
+    // "let's not bother with X after all, stick to Y and …".
+    let g = session(&[
+        "Let's use Zephyrq for the copy.",
+        "Let's not bother with Zephyrq after all, stick to Brokk and the window.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Brokk")), "{live:?}");
+    assert!(
+        !live
+            .iter()
+            .any(|l| l.contains("Zephyrq") && !l.contains("Brokk")),
+        "{live:?}"
+    );
+    // A switch about something else replaces nothing.
+    let g = session(&[
+        "Let's use Zephyrq for the queue.",
+        "I'm switching to decaf after this cup.",
+    ]);
+    let live = in_force(&g);
+    assert!(
+        live.iter().any(|l| l == "Use Zephyrq for the queue"),
+        "{live:?}"
+    );
+    // A switch on the same topic replaces it; going back puts it in force and
+    // "drop Y" in the same sentence takes Y out.
+    let g = session(&[
+        "Let's go with Zephyrq for search.",
+        "Right, let's switch the search over to Brokk then.",
+        "Then let's go back to Zephyrq, and drop Brokk entirely.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Zephyrq")), "{live:?}");
+    assert!(
+        !live
+            .iter()
+            .any(|l| l.contains("Brokk") && !l.contains("Zephyrq")),
+        "{live:?}"
+    );
+    // "X isn't worth the upkeep" drops X.
+    let g = session(&["On reflection the Corvane fallback route isn't worth the upkeep."]);
+    let live = in_force(&g);
+    assert!(
+        live.iter()
+            .any(|l| l.starts_with("Drop") && l.contains("Corvane")),
+        "{live:?}"
+    );
+}
+
 #[test]
 fn that_means_the_choice_the_user_is_talking_about() {
     // "scrap that" after talking about the queue drops the queue's choice,
@@ -525,8 +631,12 @@ fn that_means_the_choice_the_user_is_talking_about() {
 fn options_answered_with_a_reason_or_without_a_question() {
     words();
     let offered = "Two options: shared topics per group, or per-device tokens kept by the server.";
-    let d = extract::answer_choice("Tokens for now, the server knows the devices.", offered, None)
-        .unwrap_or_else(|| panic!("none"));
+    let d = extract::answer_choice(
+        "Tokens for now, the server knows the devices.",
+        offered,
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
     assert!(d.label.contains("Tokens"), "{}", d.label);
     // Alternatives laid out without a question mark.
     let d = extract::answer_choice(
@@ -538,8 +648,12 @@ fn options_answered_with_a_reason_or_without_a_question() {
     assert!(d.label.contains("Brokk"), "{}", d.label);
     // One ordinary word answers a question; it is not a choice.
     assert!(
-        extract::answer_choice("Hard. The client never moves dates.", "Is it hard, or soft?", None)
-            .is_none()
+        extract::answer_choice(
+            "Hard. The client never moves dates.",
+            "Is it hard, or soft?",
+            None
+        )
+        .is_none()
     );
 }
 

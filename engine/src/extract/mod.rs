@@ -65,6 +65,10 @@ pub struct Decision {
 /// What `replaced` holds when the user drops "that": the choice made last.
 pub const PREVIOUS_CHOICE: &str = "(the previous choice)";
 
+/// What `replaced` holds for a switch that names nothing it replaces: the
+/// choice in force whose name or topic the turn mentions, if one does.
+pub const PREVIOUS_NAMED: &str = "(the choice the turn names)";
+
 /// A correction found in one sentence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Correction {
@@ -1132,7 +1136,13 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         {
             replaced = Some(PREVIOUS_CHOICE.to_owned());
         }
-        let choice = trim_fillers(&truncate_words(strip_clause(choice_part), 8));
+        let mut choice = trim_fillers(&truncate_words(strip_clause(choice_part), 8));
+        // "stick to pgloader and the window": the first of two is the choice.
+        if is_non_choice(&choice)
+            && let Some(p) = find_ci(&choice, "and").filter(|p| *p > 0)
+        {
+            choice = choice[..p].trim().to_owned();
+        }
         if choice.is_empty() || is_non_choice(&choice) {
             return None;
         }
@@ -1141,6 +1151,11 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let topic_part = topic_part
             .filter(|t| !t.is_empty() && !is_non_choice(t))
             .or_else(|| topic_phrase(lead, choice_part));
+        // "switch the search over to Y": a switch replaces the choice in
+        // force that the turn talks about, even when it does not name it.
+        if replaced.is_none() && switchy {
+            replaced = Some(PREVIOUS_NAMED.to_owned());
+        }
         let verb_led = cue.starts_with("the plan is") || cue.ends_with("decided to");
         let label = if verb_led {
             cap_first(&choice)
@@ -1236,16 +1251,17 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
     {
         let head = sentence[..p].trim();
         let head = head.rsplit(['.', ';', ',']).next().unwrap_or(head).trim();
-        let head = head
+        let head: Vec<&str> = head
             .split_whitespace()
             .filter(|w| !lexicon::INTERJECTIONS.contains(w.to_lowercase().as_str()))
-            .collect::<Vec<_>>()
-            .join(" ");
+            .collect();
+        // "on reflection the fallback route isn't worth it": the noun
+        // phrase right before the cue.
+        let head = head[head.len().saturating_sub(4)..].join(" ");
         if (1..=4).contains(&head.split_whitespace().count())
             && let Some(dropped) = chosen_of(&head, root)
         {
-            let after = sentence[p + cue_len..]
-                .trim_start_matches([';', ',', '.', ' ', '-', '—']);
+            let after = sentence[p + cue_len..].trim_start_matches([';', ',', '.', ' ', '-', '—']);
             let d = decision(after, root)
                 .filter(|d| d.chosen.is_some())
                 .or_else(|| plain_return(after));
@@ -1379,10 +1395,10 @@ fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 lexicon::SUFFICIENCY_CUES
                     .iter()
                     .find_map(|m| find_ci(a, m).map(|p| a[..p].trim()))
-                // Only the last clause before "will do": "by the way; X will do".
-                .map(|y| y.rsplit([';', ',']).next().unwrap_or(y).trim())
-                .filter(|y| !y.is_empty() && y.split_whitespace().count() <= 8)
-                .and_then(|y| chosen_of(y, root).map(|c| (c, format!("Use {y}"))))
+                    // Only the last clause before "will do": "by the way; X will do".
+                    .map(|y| y.rsplit([';', ',']).next().unwrap_or(y).trim())
+                    .filter(|y| !y.is_empty() && y.split_whitespace().count() <= 8)
+                    .and_then(|y| chosen_of(y, root).map(|c| (c, format!("Use {y}"))))
             })
             .or_else(|| {
                 // "forget event_date, partition fct_events on loaded_at": the
@@ -1524,6 +1540,20 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
             if let Some(r) = strip_prefix_ci(rest, lead) {
                 rest = r.trim();
             }
+        }
+        // "my proposal: generate a baseline and move to Y": the choice
+        // inside it.
+        if let Some(d) = lexicon::DECISION_CUES
+            .iter()
+            .filter(|c| c.ends_with(" to") || c.ends_with(" with"))
+            .find_map(|c| find_ci(rest, c))
+            .and_then(|at| decision(&format!("let's {}", &rest[at..]), root))
+            .filter(|d| d.chosen.is_some())
+        {
+            return Some(Decision {
+                sentence: sentence.trim().to_owned(),
+                ..d
+            });
         }
         let as_decision = if let Some(r) = strip_prefix_ci(rest, "using ") {
             format!("let's use {r}")

@@ -116,7 +116,10 @@ impl Probe for HeuristicProbe {
                 && extract::is_acceptance(&turn.user)
                 && let Some(d) = extract::accepted_proposal(previous_reply, input.root)
             {
+                // What the proposal names is what "do that" is about.
+                plan.turn_text = format!("{previous_reply}\n{}", turn.user);
                 plan.decision(&d);
+                plan.turn_text = turn.user.clone();
             }
             // A terse answer to the question just asked ("parser: clap
             // derive", an option of those offered) is a choice too.
@@ -891,6 +894,13 @@ impl<'a> Plan<'a> {
     /// whose choice or topic the user's words in this turn name, else the
     /// one made or touched last. `except` is the decision being made.
     fn previous_choice(&self, except: Option<&NodeId>) -> Option<NodeId> {
+        self.previous_choice_named(except)
+            .or_else(|| self.latest_decision_except(except))
+    }
+
+    /// The decision in force whose choice or topic the user's words in this
+    /// turn name (the newest of them), if any.
+    fn previous_choice_named(&self, except: Option<&NodeId>) -> Option<NodeId> {
         let said = extract::content_words(&self.turn_text);
         let said_names = name_stems(&self.turn_text);
         let named = self
@@ -922,7 +932,7 @@ impl<'a> Plan<'a> {
                 let lb = self.node_ref(b).map(|n| n.last_activated);
                 la.cmp(&lb).then_with(|| b.cmp(a))
             });
-        named.or_else(|| self.latest_decision_except(except))
+        named
     }
 
     /// The label of an existing entity that `name` is short for ("nginx" of
@@ -977,6 +987,24 @@ impl<'a> Plan<'a> {
 
     fn decision(&mut self, d: &extract::Decision) {
         use extract::DecisionMove;
+        // A switch that names nothing it replaces: the choice the turn talks
+        // about, when it talks about one; else nothing.
+        if d.replaced.as_deref() == Some(extract::PREVIOUS_NAMED) {
+            let marker = format!(" instead of {}", extract::PREVIOUS_NAMED);
+            let named = self
+                .previous_choice_named(None)
+                .and_then(|id| self.choice_of(&id))
+                .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()));
+            let d = extract::Decision {
+                label: match &named {
+                    Some(n) => d.label.replace(&marker, &format!(" instead of {n}")),
+                    None => d.label.replace(&marker, ""),
+                },
+                replaced: named,
+                ..d.clone()
+            };
+            return self.decision(&d);
+        }
         // Dropping a choice: supersede the decision that made it, if any.
         if d.moves == DecisionMove::Drop {
             let Some(dropped) = d.replaced.as_deref() else {
@@ -1055,6 +1083,28 @@ impl<'a> Plan<'a> {
             if let Some(drop) = self.last_drop.take() {
                 self.supersede(&live_same[0], &drop);
             }
+            // "go back to X … and drop Y": Y, in force, is out.
+            if extract::lexicon::CONTRAST_CUES
+                .iter()
+                .any(|c| find_word(&d.sentence, c))
+            {
+                let named: Vec<NodeId> = self
+                    .current_of_kind(NodeKind::Decision)
+                    .into_iter()
+                    .filter(|n| !live_same.contains(n))
+                    .filter(|n| {
+                        self.choice_of(n)
+                            .and_then(|c| self.node_ref(&c))
+                            .is_some_and(|c| {
+                                c.names()
+                                    .any(|x| x.len() >= 3 && find_word(&d.sentence, &x))
+                            })
+                    })
+                    .collect();
+                for n in named {
+                    self.supersede(&live_same[0], &n);
+                }
+            }
             for id in &live_same {
                 if let Some(n) = self.node_ref(id) {
                     let m = Mention {
@@ -1071,7 +1121,8 @@ impl<'a> Plan<'a> {
         }
         if d.moves == DecisionMove::Return {
             // "keep X" with no earlier X is not a decision at all.
-            if earlier.is_empty() && find_word(&d.sentence, "keep") {
+            // "Keep Liquibase for schema" names its topic: a choice all the same.
+            if earlier.is_empty() && find_word(&d.sentence, "keep") && d.topic.is_empty() {
                 return;
             }
             for id in &earlier {
@@ -1242,9 +1293,17 @@ impl<'a> Plan<'a> {
             }
         }
         // A drop earlier in this turn is what this choice replaces; "go back
-        // to X" with nothing else to go on replaces the choice made last.
+        // to X" with nothing else to go on replaces the choice in force that
+        // the turn talks about.
         if let Some(drop) = self.last_drop.take() {
             old.push(drop);
+        } else if old.is_empty()
+            && d.moves == DecisionMove::Return
+            && !find_word(&d.sentence, "keep")
+            && let Some(p) = self.previous_choice_named(Some(&did))
+            && self.choice_of(&p) != chosen_id
+        {
+            old.push(p);
         }
         for o in old {
             self.supersede(&did, &o);
