@@ -362,15 +362,16 @@ impl<'a> Plan<'a> {
         };
         // A name first seen as a thing and later given a role is a person.
         let promote = |n: &mut Node| {
-            if m.kind == NodeKind::Person && n.kind == NodeKind::Entity {
+            if m.kind == NodeKind::Person
+                && n.kind == NodeKind::Entity
+                && let Some(role) = &m.role
+            {
                 n.kind = NodeKind::Person;
                 n.domain = Domain::Relationship;
-                if let Some(role) = &m.role {
-                    n.detail = Some(clean_detail(&format!(
-                        "{role}. {}",
-                        n.detail.as_deref().unwrap_or("")
-                    )));
-                }
+                n.detail = Some(clean_detail(&format!(
+                    "{role}. {}",
+                    n.detail.as_deref().unwrap_or("")
+                )));
             }
         };
         if let Some(planned) = self.nodes.get_mut(&id) {
@@ -1122,7 +1123,7 @@ impl<'a> Plan<'a> {
         if d.moves == DecisionMove::Return {
             // "keep X" with no earlier X is not a decision at all.
             // "Keep Liquibase for schema" names its topic: a choice all the same.
-            if earlier.is_empty() && find_word(&d.sentence, "keep") && d.topic.is_empty() {
+            if earlier.is_empty() && find_word(&d.sentence, "keep") && !d.label.contains(" for ") {
                 return;
             }
             for id in &earlier {
