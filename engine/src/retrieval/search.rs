@@ -73,6 +73,9 @@ fn kinds_asked(text: &str) -> Vec<NodeKind> {
     out
 }
 
+/// How much a file or identifier node's match counts.
+const POINTER_FACTOR: f64 = 0.3;
+
 static PAST_CUES: LazyLock<WordList> =
     LazyLock::new(|| WordList::parse(include_str!("data/past_cues.txt")));
 
@@ -797,6 +800,16 @@ impl<'a> SearchIndex<'a> {
                     let e = rel.entry(d).or_insert((0.0, Vec::new()));
                     e.0 = e.0.max(s / best);
                 }
+            }
+        }
+
+        // A file or identifier node is a pointer: its name matching the
+        // question says little about whether it holds the answer.
+        for (doc, (s, _)) in rel.iter_mut() {
+            if let Doc::Node(gi, ni) = *doc
+                && matches!(nodes[gi][ni].kind, NodeKind::File | NodeKind::Identifier)
+            {
+                *s *= POINTER_FACTOR;
             }
         }
 
