@@ -45,6 +45,15 @@ fn people_from_roles_appositions_and_lowercase() {
             "Quorvin",
         ),
         ("Talvi approves releases, she's the EM.", "Talvi"),
+        // Lowercase and typed fast: no apostrophe, apposition without comma.
+        (
+            "tavik annotated most of it, hes my labmate, so blame him",
+            "tavik",
+        ),
+        (
+            "the reservation got extended, zibby the cluster admin was nice about it",
+            "zibby",
+        ),
         (
             "Ysolde, who looks after our servers, needs a heads-up.",
             "Ysolde",

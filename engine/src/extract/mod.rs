@@ -529,7 +529,33 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 .then(|| role_before(&ws, i))
                 .flatten()
             };
-            let role = lower_role_after(&ws, i + 1).or_else(det_role);
+            // A rare word right before "hes my labmate" or "the cluster
+            // admin" is the name they describe.
+            let zipf_below = |z: f32| {
+                lexicon::frequencies_loaded()
+                    && lexicon::zipf(w.text).is_none_or(|x| x < z)
+                    && !w.text.contains('-')
+            };
+            // A clause's subject: "rafa annotated it, hes my labmate".
+            let subject = i == 0
+                || ws[i - 1].raw.ends_with([',', ';', ':'])
+                || matches!(lw_at(&ws, i - 1).as_str(), "and" | "but" | "so");
+            let described = || {
+                let the_role = (zipf_below(2.5) && lw_at(&ws, i + 1) == "the")
+                    .then(|| role_phrase_at(&ws, i + 1))
+                    .flatten()
+                    .filter(|r| r.split_whitespace().count() <= 3);
+                the_role.or_else(|| {
+                    (subject && zipf_below(3.5))
+                        .then(|| {
+                            (i + 1..(i + 7).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k))
+                        })
+                        .flatten()
+                })
+            };
+            let role = lower_role_after(&ws, i + 1)
+                .or_else(det_role)
+                .or_else(described);
             let asked = i > 0
                 && matches!(
                     ws[i - 1].text.to_lowercase().as_str(),
@@ -874,6 +900,10 @@ fn topic_phrase(lead: &str, rest_after: &str) -> Option<String> {
     None
 }
 
+fn lw_at(ws: &[Word<'_>], k: usize) -> String {
+    ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default()
+}
+
 /// "he's the DBA", "she is our EM": a role given by a pronoun at `k`
 /// (within a few words after a name, or opening the next sentence).
 fn pronoun_role_at(ws: &[Word<'_>], k: usize) -> Option<String> {
@@ -889,7 +919,8 @@ fn pronoun_role_at(ws: &[Word<'_>], k: usize) -> Option<String> {
         })
         .unwrap_or_default();
     let after = match w.as_str() {
-        "he's" | "she's" => k + 1,
+        // Typed fast, the apostrophe goes: "hes my labmate".
+        "he's" | "she's" | "hes" | "shes" => k + 1,
         "he" | "she" if matches!(lw(k + 1).as_str(), "is" | "was") => k + 2,
         _ => return None,
     };
