@@ -189,6 +189,20 @@ fn facts_restrictions_procedures_and_intentions() {
     let f = extract::fact("The demo is on the 14th.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.subject.as_deref(), Some("demo"), "{f:?}");
     assert!(extract::fact("Step 2 looks done.").is_none());
+    // A plain subject linked by a copula; a rate with what it is per; a
+    // date's month after "of"; an event noun after the value.
+    let f = extract::fact("wait. msrv is 1.76 not 1.74").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "msrv: 1.76");
+    let f = extract::fact("Pool: 20 per pod.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "pool: 20 per pod");
+    let f = extract::fact("she'd like to demo it on the 12th of November.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "demo: the 12th of November");
+    let f = extract::fact("Talvi approved February 28 for the cutover.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "cutover: February 28");
+    // A pronoun is no subject.
+    assert!(extract::fact("it is 3").is_none());
 
     let r =
         extract::restriction("Also, never force-push to main.").unwrap_or_else(|| panic!("none"));
@@ -201,6 +215,18 @@ fn facts_restrictions_procedures_and_intentions() {
     let p = extract::procedure("we deploy with make deploy ENV=prod after review")
         .unwrap_or_else(|| panic!("none"));
     assert_eq!(p.subject.as_deref(), Some("deploy"), "{p:?}");
+    // Two commands in one sentence are one procedure; "up" may sit inside one.
+    let p = extract::procedure("so it's docker compose up -d db and then uv run pytest -q, noted")
+        .unwrap_or_else(|| panic!("none"));
+    assert!(
+        p.label
+            .ends_with("docker compose up -d db && uv run pytest -q"),
+        "{}",
+        p.label
+    );
+    let r = extract::restriction("no new deps that pull in openssl please")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(r.kind, NodeKind::Restriction);
 
     let i = extract::intention("Next I'll add pagination to the list view.")
         .unwrap_or_else(|| panic!("none"));

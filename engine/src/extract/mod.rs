@@ -2085,12 +2085,25 @@ pub fn fact(sentence: &str) -> Option<Record> {
         && (lexicon::UNIT_WORDS.contains(next.as_str()) || lexicon::MONTHS.contains(next.as_str()))
     {
         value = format!("{value} {}", ws[vi + 1].text);
+        // "20 per pod": a rate names what it is per.
+        if next == "per"
+            && let Some(n2) = ws.get(vi + 2)
+        {
+            value = format!("{value} {}", n2.text);
+        }
         if let Some(n2) = lws.get(vi + 2)
             && (n2 == "per" || n2 == "a")
             && let Some(n3) = ws.get(vi + 3)
         {
             value = format!("{value} {} {}", ws[vi + 2].text, n3.text);
         }
+    }
+    // "the 12th of November".
+    if lws.get(vi + 1).is_some_and(|w| w == "of")
+        && let Some(m) = ws.get(vi + 2)
+        && lexicon::MONTHS.contains(lws[vi + 2].as_str())
+    {
+        value = format!("{value} of {}", m.text);
     }
     // A weekday or month before the number: "a weekday the 9th", "a month 14".
     if vi >= 1 {
@@ -2176,7 +2189,7 @@ pub fn fact(sentence: &str) -> Option<Record> {
         if let Some(h) = lws[..vi]
             .iter()
             .rev()
-            .chain(lws.iter().skip(after_value).take(2))
+            .chain(lws.iter().skip(after_value).take(3))
             .find(|w| lexicon::FACT_SUBJECT_HEADS.contains(w.as_str()))
         {
             subject = h.clone();
