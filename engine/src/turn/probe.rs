@@ -904,8 +904,7 @@ impl<'a> Plan<'a> {
     fn previous_choice_named(&self, except: Option<&NodeId>) -> Option<NodeId> {
         let said = extract::content_words(&self.turn_text);
         let said_names = name_stems(&self.turn_text);
-        let named = self
-            .current_of_kind(NodeKind::Decision)
+        self.current_of_kind(NodeKind::Decision)
             .into_iter()
             .filter(|id| Some(id) != except)
             .filter(|id| {
@@ -932,8 +931,7 @@ impl<'a> Plan<'a> {
                 let la = self.node_ref(a).map(|n| n.last_activated);
                 let lb = self.node_ref(b).map(|n| n.last_activated);
                 la.cmp(&lb).then_with(|| b.cmp(a))
-            });
-        named
+            })
     }
 
     /// The label of an existing entity that `name` is short for ("nginx" of

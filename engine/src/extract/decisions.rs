@@ -1,0 +1,849 @@
+//! Decisions: choices, changes of mind, drops, proposals and terse answers.
+
+use super::*;
+
+/// Words that turn a following phrase into a non-choice object.
+pub(super) fn is_non_choice(choice: &str) -> bool {
+    let words: Vec<String> = normalize_name(choice)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let content: Vec<&String> = words
+        .iter()
+        .filter(|w| !lexicon::is_stop(w) && !lexicon::is_closed_class(w))
+        .collect();
+    if content.is_empty() {
+        return true;
+    }
+    // "the feature branch", "the other terminal", "staging context"
+    words
+        .iter()
+        .take(4)
+        .any(|w| lexicon::NOT_CHOICES.contains(w.as_str()))
+}
+
+/// The phrase that names a decision's topic, when the sentence says it:
+/// "for the task queue", "switch the queue to", "as our queue".
+pub(super) fn topic_phrase(lead: &str, rest_after: &str) -> Option<String> {
+    for (hay, marker) in [(lead, "for "), (rest_after, " for "), (rest_after, " as ")] {
+        if let Some(p) = find_ci(hay, marker.trim()) {
+            let t = strip_clause(hay[p + marker.trim().len()..].trim());
+            let t = t
+                .trim_start_matches("the ")
+                .trim_start_matches("our ")
+                .trim_start_matches("my ")
+                .trim();
+            let n = t.split_whitespace().count();
+            if (1..=5).contains(&n) {
+                return Some(t.to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// The first named thing of a phrase in object position, or the phrase
+/// itself when short, or its first uncommon word.
+pub(super) fn chosen_of(choice: &str, root: Option<&str>) -> Option<String> {
+    // The phrase sits after a verb: its first word is not a sentence start.
+    if let Some(m) = mentions(&format!("x {choice}"), root)
+        .into_iter()
+        .find(|m| m.kind != NodeKind::Person)
+    {
+        return Some(m.label);
+    }
+    let content: Vec<&str> = choice
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+        .filter(|w| {
+            let l = w.to_lowercase();
+            !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
+        })
+        .collect();
+    // The leading run of content words: "daily at 5 utc" → "daily".
+    let lead: Vec<&str> = choice
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+        .skip_while(|w| lexicon::is_stop(&w.to_lowercase()))
+        .take_while(|w| {
+            let l = w.to_lowercase();
+            !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
+        })
+        .collect();
+    // A single very common word or a bare number names no choice ("work",
+    // "exactly", "2023").
+    let weak = |ws: &[&str]| {
+        ws.len() == 1
+            && (lexicon::is_common(ws[0], 4.8) || ws[0].chars().all(|c| c.is_ascii_digit()))
+    };
+    if weak(&lead) || (lead.is_empty() && weak(&content)) {
+        return None;
+    }
+    match content.len() {
+        0 => None,
+        1..=3 if !lead.is_empty() => Some(lead.join(" ")),
+        1..=3 => Some(content.join(" ")),
+        _ => content
+            .iter()
+            .find(|w| {
+                w.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                    || !lexicon::is_common(w, 4.0)
+            })
+            .map(|w| (*w).to_owned()),
+    }
+}
+
+/// What a prompt that accepts ("yes, do that") takes from the reply before
+/// it: a stated proposal ("I'd suggest X"), else the first sentence that
+/// names a concrete thing ("Record each event id in a `processed_events`
+/// table …"), as the decision it becomes.
+pub fn accepted_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
+    let ss = sentences(reply);
+    if let Some(d) = ss.iter().rev().find_map(|s| proposal(s, root)) {
+        return Some(d);
+    }
+    ss.iter().find_map(|s| {
+        if s.ends_with('?') || s.split_whitespace().count() > 40 {
+            return None;
+        }
+        // What the assistant did or is doing is a report, not a proposal.
+        let first = s.split_whitespace().next().unwrap_or("").to_lowercase();
+        if matches!(
+            first.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''),
+            "i'll"
+                | "i've"
+                | "i'm"
+                | "i"
+                | "it"
+                | "it's"
+                | "this"
+                | "that"
+                | "there"
+                | "done"
+                | "the"
+                | "yes"
+                | "no"
+                | "you"
+                | "your"
+        ) {
+            return None;
+        }
+        let m = mentions(s, root)
+            .into_iter()
+            .find(|m| m.strong && !matches!(m.kind, NodeKind::Person | NodeKind::File))?;
+        let clause = trim_fillers(&truncate_words(strip_clause(s), 12));
+        if clause.split_whitespace().count() < 3 {
+            return None;
+        }
+        Some(finish_decision(
+            cap_first(&clause),
+            Some(m.label.clone()),
+            None,
+            "",
+            &clause,
+            DecisionMove::Choose,
+            s,
+        ))
+    })
+}
+
+pub(super) fn negated_before(sentence: &str, at: usize) -> bool {
+    let head = &sentence[..at];
+    lexicon::NEGATION_CUES
+        .iter()
+        .any(|c| find_ci(head, c).is_some())
+        || head.trim_end().to_lowercase().ends_with(" not")
+        || head.trim_end().to_lowercase().ends_with("don't")
+}
+
+/// Finds a decision in a sentence, if it states one.
+pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let trimmed = sentence.trim();
+    let lower = trimmed.to_lowercase();
+    if lower.ends_with('?')
+        || [
+            "should we",
+            "do we",
+            "can we",
+            "could we",
+            "shall we",
+            "would",
+            "what if",
+        ]
+        .iter()
+        .any(|q| lower.starts_with(q))
+    {
+        return None;
+    }
+    // A refusal decides nothing: "let's not use X", "we won't switch to X".
+    if lexicon::NEGATION_CUES
+        .iter()
+        .any(|c| find_ci(trimmed, c).is_some())
+        && !lexicon::REJECTION_CUES
+            .iter()
+            .any(|c| find_ci(trimmed, c).is_some())
+    {
+        return None;
+    }
+    if let Some(d) = change_of_mind(trimmed, root) {
+        return Some(d);
+    }
+    for cue in lexicon::DECISION_CUES.iter() {
+        let Some(at) = find_ci(trimmed, cue) else {
+            continue;
+        };
+        if negated_before(trimmed, at) {
+            return None;
+        }
+        let rest = trimmed[at + cue.len()..].trim();
+        // Bare "use" and "replace" only count as decisions when they lead
+        // the sentence (an imperative) and name a thing or what they replace.
+        if matches!(cue, "use" | "replace" | "pick" | "go with") {
+            let explicit = find_ci(rest, "instead of").is_some()
+                || find_ci(rest, "rather than").is_some()
+                || (cue == "replace" && find_ci(rest, "with").is_some());
+            let head = trimmed[..at].trim();
+            let at_start = head.is_empty()
+                || head.ends_with(['.', ',', ':'])
+                || [
+                    "ok", "okay", "so", "then", "alright", "right", "fine", "yes", "yeah", "ya",
+                    "k",
+                ]
+                .iter()
+                .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w));
+            let names_thing = cue != "replace"
+                && (mentions(rest, root)
+                    .first()
+                    .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
+                    // "Use weekly partitions for the events table": a topic.
+                    || (cue == "use" && find_ci(rest, "for").is_some()));
+            if !at_start || !(explicit || names_thing) {
+                continue;
+            }
+        }
+        let mut rest = rest;
+        let mut topic_part: Option<String> = None;
+        let mut from_part: Option<String> = None;
+        let switchy = cue.contains("switch") || cue.contains("move") || cue.contains("migrat");
+        if switchy && !cue.ends_with(" to") {
+            // "switch the queue to X", "move email from A to B"; a bare
+            // "switch" with no "to" ("switch copy between …") decides nothing.
+            if matches!(cue, "switch" | "migrate") && find_ci(rest, "to").is_none() {
+                continue;
+            }
+            let to = ["to", "into"]
+                .iter()
+                .filter_map(|m| find_ci(rest, m).map(|p| (p, m.len())))
+                .min();
+            if let Some((p, to_len)) = to {
+                let before = rest[..p].trim();
+                if let Some(f) = find_ci(before, "from") {
+                    let old = before[f + 4..].trim();
+                    if !old.is_empty() {
+                        from_part = Some(truncate_words(old, 4));
+                    }
+                    topic_part = Some(before[..f].trim().to_owned());
+                } else if !before.is_empty() {
+                    topic_part = Some(before.to_owned());
+                }
+                rest = rest[p + to_len..].trim();
+            }
+        }
+        let (choice_part, mut replaced) = split_replaced(rest, cue == "replace");
+        if replaced.is_none() {
+            replaced = from_part;
+        }
+        // "we were going to A but we switched to B": what the sentence
+        // turned away from is named before the "but".
+        if replaced.is_none() && switchy {
+            let head = &trimmed[..at];
+            if let Some(b) = find_ci(head, "but") {
+                replaced = mentions(&head[..b], root)
+                    .into_iter()
+                    .rev()
+                    .find(|m| m.strong && !matches!(m.kind, NodeKind::Person | NodeKind::File))
+                    .map(|m| m.label);
+            }
+        }
+        // "let's use X instead": instead of the choice made last.
+        if replaced.is_none()
+            && strip_clause(choice_part)
+                .split_whitespace()
+                .last()
+                .is_some_and(|w| w.eq_ignore_ascii_case("instead"))
+        {
+            replaced = Some(PREVIOUS_CHOICE.to_owned());
+        }
+        let mut choice = trim_fillers(&truncate_words(strip_clause(choice_part), 8));
+        // "stick to pgloader and the window": the first of two is the choice.
+        if is_non_choice(&choice)
+            && let Some(p) = find_ci(&choice, "and").filter(|p| *p > 0)
+        {
+            choice = choice[..p].trim().to_owned();
+        }
+        if choice.is_empty() || is_non_choice(&choice) {
+            return None;
+        }
+        let chosen = chosen_of(&choice, root);
+        let lead = trimmed[..at].trim().trim_end_matches(',');
+        let topic_part = topic_part
+            .filter(|t| !t.is_empty() && !is_non_choice(t))
+            .or_else(|| topic_phrase(lead, choice_part));
+        // "switch the search over to Y": a switch replaces the choice in
+        // force that the turn talks about, even when it does not name it.
+        if replaced.is_none() && switchy {
+            replaced = Some(PREVIOUS_NAMED.to_owned());
+        }
+        let verb_led = cue.starts_with("the plan is") || cue.ends_with("decided to");
+        let label = if verb_led {
+            cap_first(&choice)
+        } else {
+            let mut l = format!("Use {choice}");
+            if let Some(t) = &topic_part
+                && find_ci(&choice, t).is_none()
+            {
+                l.push_str(&format!(" for {t}"));
+            }
+            if let Some(r) = &replaced {
+                l.push_str(&format!(" instead of {r}"));
+            }
+            l
+        };
+        return Some(finish_decision(
+            label,
+            chosen,
+            replaced,
+            topic_part.as_deref().unwrap_or(""),
+            &choice,
+            DecisionMove::Choose,
+            trimmed,
+        ));
+    }
+    None
+}
+
+/// Drops trailing filler words from a choice: "Dramatiq then" → "Dramatiq".
+pub(super) fn trim_fillers(choice: &str) -> String {
+    let mut words: Vec<&str> = choice.split_whitespace().collect();
+    while let Some(last) = words.last() {
+        let l = last.to_lowercase();
+        if matches!(
+            l.as_str(),
+            "then"
+                | "instead"
+                | "please"
+                | "too"
+                | "now"
+                | "again"
+                | "here"
+                | "anyway"
+                | "ok"
+                | "okay"
+        ) {
+            words.pop();
+        } else {
+            break;
+        }
+    }
+    words.join(" ")
+}
+
+pub(super) fn finish_decision(
+    label: String,
+    chosen: Option<String>,
+    replaced: Option<String>,
+    topic_part: &str,
+    choice: &str,
+    moves: DecisionMove,
+    sentence: &str,
+) -> Decision {
+    let label: String = label.chars().take(120).collect();
+    let mut topic = content_words(&format!("{choice} {topic_part}"));
+    for c in chosen.iter().chain(replaced.iter()) {
+        // A phrase's last word is its head, what is being chosen among
+        // ("daily partitions" and "weekly partitions" decide partitions).
+        let mut cw = content_words(c);
+        if c.split_whitespace().count() >= 2 {
+            let head = c.split_whitespace().last().map(stem).unwrap_or_default();
+            cw.retain(|w| *w != head);
+        }
+        topic.retain(|w| !cw.contains(w));
+    }
+    Decision {
+        label,
+        chosen,
+        replaced,
+        topic,
+        moves,
+        sentence: sentence.to_owned(),
+    }
+}
+
+/// "scrap the X idea, Y is enough", "forget X, we'll do Y", "let's go back to
+/// X", "actually keep X": a change of mind, with or without a replacement.
+pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    // "recharts is out", "hourly is overkill": a drop, stated after.
+    if let Some((p, cue_len)) = lexicon::DROP_AFTER_CUES
+        .iter()
+        .find_map(|c| find_ci(sentence, c).map(|p| (p, c.len())))
+    {
+        let head = sentence[..p].trim();
+        let head = head.rsplit(['.', ';', ',']).next().unwrap_or(head).trim();
+        let head: Vec<&str> = head
+            .split_whitespace()
+            .filter(|w| !lexicon::INTERJECTIONS.contains(w.to_lowercase().as_str()))
+            .collect();
+        // "on reflection the fallback route isn't worth it": the noun
+        // phrase right before the cue.
+        let head = head[head.len().saturating_sub(4)..].join(" ");
+        if (1..=4).contains(&head.split_whitespace().count())
+            && let Some(dropped) = chosen_of(&head, root)
+        {
+            let after = sentence[p + cue_len..].trim_start_matches([';', ',', '.', ' ', '-', '—']);
+            let d = decision(after, root)
+                .filter(|d| d.chosen.is_some())
+                .or_else(|| plain_return(after));
+            if let Some(d) = d {
+                return Some(Decision {
+                    label: format!("{} instead of {dropped}", d.label),
+                    replaced: Some(dropped),
+                    sentence: sentence.to_owned(),
+                    ..d
+                });
+            }
+            return Some(finish_decision(
+                format!("Drop {dropped}"),
+                None,
+                Some(dropped),
+                "",
+                "",
+                DecisionMove::Drop,
+                sentence,
+            ));
+        }
+    }
+    // Going back to, or keeping, an earlier choice.
+    for cue in lexicon::RETURN_CUES.iter() {
+        let Some(at) = find_ci(sentence, cue) else {
+            continue;
+        };
+        if negated_before(sentence, at) {
+            continue;
+        }
+        let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
+        // "keep" only as an imperative: "actually keep X", "ok keep X".
+        if cue.contains("keep") || cue.starts_with("stay") {
+            let lead_ok = head.is_empty()
+                || head.split_whitespace().all(|w| {
+                    lexicon::INTERJECTIONS.contains(w.trim_matches(','))
+                        || w == "let's"
+                        || w == "we'll"
+                });
+            if !lead_ok {
+                continue;
+            }
+        }
+        let rest = sentence[at + cue.len()..].trim();
+        let choice = truncate_words(strip_clause(rest), 6);
+        if choice.is_empty() || is_non_choice(&choice) {
+            continue;
+        }
+        let Some(chosen) = chosen_of(&choice, root) else {
+            continue;
+        };
+        return Some(finish_decision(
+            format!("Use {choice}"),
+            Some(chosen),
+            None,
+            "",
+            &choice,
+            DecisionMove::Return,
+            sentence,
+        ));
+    }
+    // Dropping an earlier choice, maybe naming the replacement.
+    for cue in lexicon::REJECTION_CUES.iter() {
+        let Some(at) = find_ci(sentence, cue) else {
+            continue;
+        };
+        let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
+        let lead_ok = head.is_empty()
+            || head.split_whitespace().all(|w| {
+                let w = w.trim_matches(',');
+                lexicon::INTERJECTIONS.contains(w)
+                    || matches!(w, "let's" | "lets" | "we" | "i" | "just" | "so")
+            });
+        if !lead_ok {
+            continue;
+        }
+        let rest = sentence[at + cue.len()..].trim();
+        let dropped_part = strip_clause(rest);
+        // "drop the bucket plan and move state into …": one thing dropped.
+        let dropped_part = find_ci(dropped_part, "and")
+            .filter(|p| *p > 0)
+            .map(|p| dropped_part[..p].trim())
+            .unwrap_or(dropped_part);
+        let dropped = dropped_part
+            .trim_start_matches("the ")
+            .trim_start_matches("that ")
+            .trim_start_matches("our ");
+        let dropped = dropped
+            .trim_end_matches(" idea")
+            .trim_end_matches(" plan")
+            .trim_end_matches(" approach")
+            .trim_end_matches(" thing")
+            .trim_end_matches(" option")
+            .trim();
+        let pronoun = matches!(
+            dropped.to_lowercase().as_str(),
+            "that" | "it" | "this" | "those"
+        );
+        if !pronoun && (dropped.is_empty() || is_non_choice(dropped)) {
+            continue;
+        }
+        let dropped = if pronoun {
+            PREVIOUS_CHOICE.to_owned()
+        } else {
+            chosen_of(dropped, root).unwrap_or_else(|| truncate_words(dropped, 4))
+        };
+        // The replacement, when the rest of the sentence names one.
+        let after = rest
+            .get(dropped_part.len()..)
+            .unwrap_or("")
+            .trim_start_matches([',', ';', ' ', '-', '—']);
+        // "drop X and move state into Y": the connective leads nothing.
+        let after = ["and ", "then ", "so "]
+            .iter()
+            .find_map(|c| strip_prefix_ci(after, c))
+            .unwrap_or(after);
+        let replacement = decision(after, root)
+            .and_then(|d| d.chosen.map(|c| (c, d.label)))
+            .or_else(|| {
+                // "do client side", "use the small pool": a bare imperative.
+                let a = after.trim();
+                let r = strip_prefix_ci(a, "do ")
+                    .or_else(|| strip_prefix_ci(a, "use "))
+                    .or_else(|| moved_into(a))?;
+                decision(&format!("let's use {r}"), root)
+                    .and_then(|d| d.chosen.map(|c| (c, d.label)))
+            })
+            .or_else(|| {
+                // "Y is enough", "Y is fine", "Y it is", "Y will do"
+                let a = after.trim();
+                lexicon::SUFFICIENCY_CUES
+                    .iter()
+                    .find_map(|m| find_ci(a, m).map(|p| a[..p].trim()))
+                    // Only the last clause before "will do": "by the way; X will do".
+                    .map(|y| y.rsplit([';', ',']).next().unwrap_or(y).trim())
+                    .filter(|y| !y.is_empty() && y.split_whitespace().count() <= 8)
+                    .and_then(|y| chosen_of(y, root).map(|c| (c, format!("Use {y}"))))
+            })
+            .or_else(|| {
+                // "forget event_date, partition fct_events on loaded_at": the
+                // last thing of the dropped one's kind that the rest names.
+                let kind_of = |t: &str| mentions(&format!("x {t}"), root).first().map(|m| m.kind);
+                let want = kind_of(&dropped)?;
+                let m = mentions(after, root).into_iter().rev().find(|m| {
+                    m.kind == want && normalize_name(&m.label) != normalize_name(&dropped)
+                })?;
+                let clause = trim_fillers(&truncate_words(strip_clause(after), 10));
+                Some((m.label.clone(), cap_first(&clause)))
+            });
+        return Some(match replacement {
+            Some((chosen, label)) => finish_decision(
+                format!("{label} instead of {dropped}"),
+                Some(chosen),
+                Some(dropped.clone()),
+                "",
+                "",
+                DecisionMove::Choose,
+                sentence,
+            ),
+            None => finish_decision(
+                format!("Drop {dropped}"),
+                None,
+                Some(dropped.clone()),
+                "",
+                "",
+                DecisionMove::Drop,
+                sentence,
+            ),
+        });
+    }
+    None
+}
+
+/// "put it back to daily" right after dropping something: a return to a
+/// plain word, which alone would name no choice ("back to work"), but here
+/// stands against what was just dropped.
+pub(super) fn plain_return(after: &str) -> Option<Decision> {
+    for cue in lexicon::RETURN_CUES.iter() {
+        let Some(at) = find_ci(after, cue) else {
+            continue;
+        };
+        if cue.contains("keep") || cue.starts_with("stay") {
+            continue;
+        }
+        let rest = strip_clause(after[at + cue.len()..].trim());
+        let lead: Vec<&str> = rest
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+            .skip_while(|w| lexicon::is_stop(&w.to_lowercase()))
+            .take_while(|w| {
+                let l = w.to_lowercase();
+                !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
+            })
+            .take(3)
+            .collect();
+        if lead.is_empty() || is_non_choice(&lead.join(" ")) {
+            continue;
+        }
+        let choice = lead.join(" ");
+        return Some(finish_decision(
+            format!("Use {choice}"),
+            Some(choice.clone()),
+            None,
+            "",
+            &choice,
+            DecisionMove::Return,
+            after,
+        ));
+    }
+    None
+}
+
+/// Where "move state into Y", "put it on Y", "switch it to Y" moves
+/// something: "Y".
+pub(super) fn moved_into(a: &str) -> Option<&str> {
+    let first = a.split_whitespace().next()?.to_lowercase();
+    if !matches!(
+        first.as_str(),
+        "move" | "moving" | "put" | "switch" | "migrate" | "change"
+    ) {
+        return None;
+    }
+    ["into", "onto", "to"]
+        .iter()
+        .filter_map(|m| find_ci(a, m).map(|p| (p, m.len())))
+        .min()
+        .map(|(p, n)| a[p + n..].trim())
+        .filter(|r| !r.is_empty())
+}
+
+/// A choice without the words that settle on it: "per-device tokens will
+/// do" → "per-device tokens".
+pub fn strip_sufficiency(s: &str) -> &str {
+    let t = s.trim().trim_end_matches(['.', '!']);
+    for c in lexicon::SUFFICIENCY_CUES.iter() {
+        if let Some(p) = find_ci(t, c)
+            && t[p + c.len()..].trim().is_empty()
+            && t[..p]
+                .split_whitespace()
+                .any(|w| !lexicon::is_stop(&w.to_lowercase()))
+        {
+            return t[..p].trim();
+        }
+    }
+    s
+}
+
+pub(super) fn split_replaced(rest: &str, replace_cue: bool) -> (&str, Option<String>) {
+    if replace_cue && let Some(p) = find_ci(rest, "with") {
+        // "replace X with Y"
+        let old = strip_clause(&rest[..p]).to_owned();
+        return (&rest[p + 4..], (!old.is_empty()).then_some(old));
+    }
+    for marker in ["instead of", "rather than", "over"] {
+        if let Some(p) = find_ci(rest, marker) {
+            let old = truncate_words(strip_clause(&rest[p + marker.len()..]), 4);
+            return (&rest[..p], (!old.is_empty()).then_some(old));
+        }
+    }
+    (rest, None)
+}
+
+/// A concrete proposal in the assistant's reply ("I'd suggest X with a
+/// small worker pool"), as the decision it would be if accepted.
+pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let trimmed = sentence.trim().trim_end_matches('?');
+    for cue in lexicon::PROPOSAL_CUES.iter() {
+        let Some(at) = find_ci(trimmed, cue) else {
+            continue;
+        };
+        let mut rest = trimmed[at + cue.len()..]
+            .trim()
+            .trim_start_matches(':')
+            .trim();
+        for lead in ["we ", "you ", "i ", "to "] {
+            if let Some(r) = strip_prefix_ci(rest, lead) {
+                rest = r.trim();
+            }
+        }
+        // "my proposal: generate a baseline and move to Y": the choice
+        // inside it.
+        if let Some(d) = lexicon::DECISION_CUES
+            .iter()
+            .filter(|c| c.ends_with(" to") || c.ends_with(" with"))
+            .find_map(|c| find_ci(rest, c))
+            .and_then(|at| decision(&format!("let's {}", &rest[at..]), root))
+            .filter(|d| d.chosen.is_some())
+        {
+            return Some(Decision {
+                sentence: sentence.trim().to_owned(),
+                ..d
+            });
+        }
+        let as_decision = if let Some(r) = strip_prefix_ci(rest, "using ") {
+            format!("let's use {r}")
+        } else if let Some(r) = strip_prefix_ci(rest, "switching to ") {
+            format!("let's switch to {r}")
+        } else if let Some(r) = strip_prefix_ci(rest, "going with ") {
+            format!("let's go with {r}")
+        } else if let Some(r) =
+            strip_prefix_ci(rest, "adding ").or_else(|| strip_prefix_ci(rest, "add "))
+        {
+            format!("let's use {r}")
+        } else if lexicon::DECISION_CUES
+            .iter()
+            .any(|c| strip_prefix_ci(rest, c).is_some())
+        {
+            format!("let's {rest}")
+        } else {
+            format!("let's use {rest}")
+        };
+        if let Some(d) = decision(&as_decision, root)
+            && d.chosen.is_some()
+        {
+            return Some(Decision {
+                sentence: sentence.trim().to_owned(),
+                ..d
+            });
+        }
+    }
+    None
+}
+
+/// A terse answer that makes a choice: "parser: clap derive" (a topic and
+/// its choice), or the first words of a prompt naming one of the options the
+/// reply before it offered ("…the bucket or workspaces?" → "GCS bucket.").
+pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> Option<Decision> {
+    let s = first.trim().trim_end_matches(['.', '!']);
+    if s.is_empty() || s.ends_with('?') {
+        return None;
+    }
+    if let Some((topic, choice)) = s.split_once(": ") {
+        if s.split_whitespace().count() > 6 {
+            return None;
+        }
+        let topic = topic.trim();
+        let choice = choice.trim();
+        let topic_ok = (1..=2).contains(&topic.split_whitespace().count())
+            && topic
+                .chars()
+                .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
+            && !lexicon::is_closed_class(&topic.to_lowercase());
+        if topic_ok
+            && (1..=4).contains(&choice.split_whitespace().count())
+            && !is_non_choice(choice)
+        {
+            let chosen = chosen_of(choice, root)?;
+            return Some(finish_decision(
+                format!("Use {choice} for {topic}"),
+                Some(chosen),
+                None,
+                topic,
+                choice,
+                DecisionMove::Choose,
+                first.trim(),
+            ));
+        }
+        return None;
+    }
+    // Picking one of the options just offered ("a GCS bucket …, or
+    // workspaces …"), maybe with a reason after it: "Topics for now, the
+    // backend already knows the groups".
+    let offered = find_ci(previous_reply, "or").is_some()
+        && (previous_reply.contains('?')
+            || previous_reply.contains(", or ")
+            || lexicon::OPTION_CUES
+                .iter()
+                .any(|c| find_ci(previous_reply, c).is_some()));
+    let s = strip_clause(s);
+    if !offered || s.is_empty() || s.split_whitespace().count() > 4 {
+        return None;
+    }
+    // One ordinary word answers a question ("Hard." to "hard or soft
+    // deadline?"); it chooses nothing. Its capital is the sentence's.
+    if !s.contains(' ') && lexicon::is_common(&s.to_lowercase(), 4.8) {
+        return None;
+    }
+    let content = content_words(s);
+    let reply_words = content_words(previous_reply);
+    if content.is_empty() || !content.iter().all(|w| reply_words.contains(w)) {
+        return None;
+    }
+    if lexicon::ACCEPT_CUES
+        .iter()
+        .any(|c| s.eq_ignore_ascii_case(c))
+        || is_non_choice(s)
+    {
+        return None;
+    }
+    let chosen = chosen_of(s, root)?;
+    Some(finish_decision(
+        format!("Use {s}"),
+        Some(chosen),
+        None,
+        "",
+        s,
+        DecisionMove::Choose,
+        first.trim(),
+    ))
+}
+
+/// A terse prompt that names a topic and then its choice in fragments:
+/// "errors. typed. thiserror" → "errors: thiserror", for [`answer_choice`].
+/// The topic is one or two plain words; the choice is the last fragment and
+/// not an ordinary word.
+pub fn terse_choice(prompt: &str) -> Option<String> {
+    let p = prompt.trim().trim_end_matches(['.', '!']);
+    if p.contains('?') || p.contains(':') || p.split_whitespace().count() > 6 {
+        return None;
+    }
+    let parts: Vec<&str> = p
+        .split(['.', ',', ';'])
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    let topic = parts[0];
+    let choice = parts[parts.len() - 1];
+    let topic_ok = (1..=2).contains(&topic.split_whitespace().count())
+        && topic.chars().all(|c| c.is_alphabetic() || c == ' ')
+        && topic
+            .split_whitespace()
+            .all(|w| !lexicon::is_closed_class(&w.to_lowercase()));
+    let choice_ok = choice.split_whitespace().count() == 1
+        && choice.chars().any(|c| c.is_alphabetic())
+        && !lexicon::is_known_word(&choice.to_lowercase())
+        && !lexicon::is_closed_class(&choice.to_lowercase());
+    (topic_ok && choice_ok && lexicon::frequencies_loaded()).then(|| format!("{topic}: {choice}"))
+}
+
+/// Whether a prompt accepts what was just proposed ("yes, do that",
+/// "sounds good, go with it"): it opens with an acceptance and is short.
+pub fn is_acceptance(prompt: &str) -> bool {
+    let first = sentences(prompt).into_iter().next().unwrap_or_default();
+    let lower = first.to_lowercase();
+    let lower = lower.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+    let words = prompt.split_whitespace().count();
+    lexicon::ACCEPT_CUES.iter().any(|c| {
+        lower == c
+            || (lower.starts_with(c)
+                && lower[c.len()..].starts_with(|ch: char| !ch.is_alphanumeric()))
+    }) && words <= 25
+}

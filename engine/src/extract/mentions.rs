@@ -1,0 +1,577 @@
+//! Names in a sentence: people (with their roles), projects, products,
+//! files, identifiers; and the roles pronouns give them.
+
+use super::*;
+
+pub(super) fn is_capitalized(w: &str) -> bool {
+    let mut chars = w.chars();
+    matches!(chars.next(), Some(c) if c.is_uppercase())
+        && w.chars().skip(1).any(|c| c.is_lowercase())
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
+}
+
+pub(super) fn file_path(w: &str, root: Option<&str>) -> Option<String> {
+    let w = w.trim_end_matches(['.', ',', ':']);
+    let (stem, ext) = w.rsplit_once('.')?;
+    if stem.is_empty()
+        || !lexicon::FILE_EXTS.contains(&ext.to_lowercase())
+        || w.contains("://")
+        || w.starts_with("[REDACTED")
+    {
+        return None;
+    }
+    if !w.contains('/')
+        && (w.starts_with('.')
+            || !stem
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.'))
+    {
+        return None;
+    }
+    let mut p = w.to_owned();
+    if let Some(root) = root {
+        let root = root.trim_end_matches('/');
+        if let Some(rest) = p.strip_prefix(root) {
+            p = rest.trim_start_matches('/').to_owned();
+        }
+    }
+    if let Some(rest) = p.strip_prefix("./") {
+        p = rest.to_owned();
+    }
+    (!p.is_empty()).then_some(p)
+}
+
+/// Cuts code noise off a token: generics (`Foo<Bar`), calls (`f(&x`).
+pub(super) fn clean_code_token(t: &str) -> &str {
+    let end = t.find(['<', '(', '{', '[', '=']).unwrap_or(t.len());
+    t[..end].trim_end_matches([':', '.', ','])
+}
+
+pub(super) fn looks_like_hash(t: &str) -> bool {
+    t.len() >= 7
+        && t.bytes().all(|b| b.is_ascii_hexdigit())
+        && t.bytes().any(|b| b.is_ascii_digit())
+        && t.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+pub(super) fn identifier(w: &Word<'_>) -> bool {
+    let t = w.text;
+    if looks_like_hash(t) || lexicon::is_closed_class(&t.to_lowercase()) {
+        return false;
+    }
+    // SQL keywords and constants in backticks are not things worth remembering.
+    if t.len() > 1 && t.bytes().all(|b| b.is_ascii_uppercase()) {
+        return false;
+    }
+    if t.len() < 4 || t.starts_with("[REDACTED") || t.contains('/') || t.contains("://") {
+        return false;
+    }
+    let valid = t
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '.');
+    if !valid || t.starts_with(':') || t.ends_with(':') {
+        return false;
+    }
+    let snake = t.contains('_') && t.chars().any(|c| c.is_alphabetic()) && !t.starts_with('_');
+    let path = t.contains("::");
+    let upper = t.chars().filter(|c| c.is_uppercase()).count();
+    let camel = upper >= 2
+        && t.chars().any(|c| c.is_lowercase())
+        && t.chars().next().is_some_and(|c| c.is_alphabetic())
+        && !t.contains('.');
+    let call = w.raw.contains("()");
+    // A backticked plain word (`from`, `setup`) is too common to be a name.
+    let plain = t.chars().all(|c| c.is_ascii_lowercase());
+    (w.backticked && !plain && t.chars().any(|c| c.is_alphabetic()))
+        || snake
+        || path
+        || camel
+        || call
+}
+
+/// Whether a lowercase word could be a name: alphabetic, not a function word,
+/// not closed-class, not very common English.
+pub(super) fn could_be_lower_name(w: &str) -> bool {
+    let chars = w.chars().count();
+    (2..=20).contains(&chars)
+        && w.chars()
+            .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+        && w.chars().next().is_some_and(char::is_lowercase)
+        && !lexicon::is_closed_class(w)
+        && !lexicon::is_common(w, 5.6)
+        && !lexicon::GROUP_WORDS.contains(w)
+        && !lexicon::ROLE_NOUNS.contains(w)
+        && !lexicon::RELATION_NOUNS.contains(w)
+        && !w.ends_with("one")
+        && !w.ends_with("body")
+}
+
+/// Whether a word that opens a sentence is too common to be a name by itself.
+pub(super) fn common_at_start(w: &str) -> bool {
+    let lower = w.to_lowercase();
+    if lexicon::is_closed_class(&lower) {
+        return true;
+    }
+    if lexicon::frequencies_loaded() {
+        // "Dashboards", "Duplicates": an inflected form is as common as its stem.
+        lexicon::is_common(&lower, 3.2) || lexicon::is_common(&stem(&lower), 3.2)
+    } else {
+        // Without the frequency list a lone capitalised word at a sentence
+        // start is only a name when something else says so.
+        true
+    }
+}
+
+/// Finds the named things in one sentence. `root` is the project directory,
+/// stripped from absolute paths.
+pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
+    let ws = words(sentence);
+    let mut out: Vec<Mention> = Vec::new();
+    let lower_sentence = sentence.to_lowercase();
+    let mut i = 0;
+    while i < ws.len() {
+        let w = &ws[i];
+        // A redaction placeholder stands for a secret: never a name.
+        if w.text.contains("REDACTED") {
+            i += 1;
+            continue;
+        }
+        if let Some(p) = file_path(w.text, root) {
+            out.push(Mention {
+                label: p,
+                kind: NodeKind::File,
+                domain: Domain::Technical,
+                role: None,
+                strong: true,
+            });
+            i += 1;
+            continue;
+        }
+        if identifier(w) {
+            out.push(Mention {
+                label: w.text.to_owned(),
+                kind: NodeKind::Identifier,
+                domain: Domain::Technical,
+                role: None,
+                strong: w.backticked || w.text.contains("::") || w.text.contains('_'),
+            });
+            i += 1;
+            continue;
+        }
+        let lower = w.text.to_lowercase();
+        // A title before a name: "Dr X".
+        if lexicon::TITLES.contains(lower.trim_end_matches('.'))
+            && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
+        {
+            i += 1;
+            let n = &ws[i];
+            out.push(Mention {
+                label: n.text.to_owned(),
+                kind: NodeKind::Person,
+                domain: Domain::Relationship,
+                role: None,
+                strong: true,
+            });
+            i += 1;
+            continue;
+        }
+        if is_capitalized(w.text)
+            && w.sentence_start
+            && lexicon::PERSON_BEFORE.contains(&lower)
+            && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
+            && !w.raw.ends_with([',', '.', ':', ';'])
+        {
+            // "Ask X", "Tell X": the verb is not part of the name.
+            i += 1;
+            continue;
+        }
+        if is_capitalized(w.text) && !lexicon::is_closed_class(&lower) {
+            // Merge a run of capitalised words into one name.
+            let mut j = i + 1;
+            while j < ws.len()
+                && j - i < 3
+                && is_capitalized(ws[j].text)
+                && !lexicon::is_closed_class(&ws[j].text.to_lowercase())
+                && !ws[j - 1].raw.ends_with([',', '.', ':', ';', ')'])
+            {
+                j += 1;
+            }
+            let name = ws[i..j]
+                .iter()
+                .map(|w| w.text)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let after = ws.get(j).map(|w| w.text.to_lowercase()).unwrap_or_default();
+            let after2 = ws
+                .get(j..(j + 2).min(ws.len()))
+                .map(|s| {
+                    s.iter()
+                        .map(|w| w.text.to_lowercase())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            let before = if i > 0 {
+                ws[i - 1].text.to_lowercase()
+            } else {
+                String::new()
+            };
+            // "X — he's the product manager", "X approves windows, she's the EM".
+            let by_pronoun = || (j..(j + 6).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k));
+            let role = role_after(&ws, j)
+                .or_else(|| role_before(&ws, i))
+                .or_else(by_pronoun);
+            // "X, he …", "X, who looks after …": only people take these.
+            let pronoun_next = (ws[j - 1].raw.ends_with(',')
+                && matches!(after.as_str(), "he" | "she" | "they"))
+                || after == "who";
+            let person_cue = lexicon::PERSON_AFTER.contains(&after)
+                || lexicon::PERSON_AFTER.contains(&after2)
+                || role.is_some()
+                || pronoun_next
+                || (lexicon::PERSON_BEFORE.contains(&before) && i > 0);
+            // A common word opening a sentence needs a role, not just a verb
+            // after it ("Data from the last run …").
+            let person_cue = person_cue
+                && !(w.sentence_start
+                    && j - i == 1
+                    && common_at_start(w.text)
+                    && role.is_none()
+                    && lexicon::is_common(w.text, 4.5));
+            let two_names = j - i == 2
+                && ws[i..j]
+                    .iter()
+                    .all(|w| w.text.chars().all(char::is_alphabetic))
+                && !lexicon::is_common(ws[i + 1].text, 4.3)
+                && !lexicon::is_common(ws[i].text, 5.0);
+            let project_head = lexicon::PROJECT_HEADS.contains(&after);
+            let (kind, domain) = if project_head {
+                (NodeKind::Project, Domain::Project)
+            } else if person_cue || two_names {
+                (NodeKind::Person, Domain::Relationship)
+            } else {
+                (NodeKind::Entity, Domain::Technical)
+            };
+            // A lone capitalised word at the start of a sentence is only a
+            // name when it is rare or something else says so.
+            let lone_start = w.sentence_start
+                && j - i == 1
+                && kind == NodeKind::Entity
+                && common_at_start(w.text);
+            // Mid-sentence, a very common word capitalised (a heading, an
+            // emphasis) is not a name either.
+            let common_mid = !w.sentence_start
+                && j - i == 1
+                && kind == NodeKind::Entity
+                && lexicon::is_common(w.text, 5.8);
+            if !lone_start && !common_mid && name.chars().count() >= 2 {
+                out.push(Mention {
+                    label: name,
+                    kind,
+                    domain,
+                    role,
+                    strong: true,
+                });
+            }
+            i = j;
+            continue;
+        }
+        // Lowercase names a role pattern vouches for: "x just became our
+        // tech lead", "my sister x", "ask x", "x from finance".
+        if could_be_lower_name(w.text) && !w.backticked {
+            // Before a lowercase name the role needs its determiner: "my
+            // sister x", "our designer x", not "(PM) needs".
+            let det_role = || {
+                (i >= 2
+                    && !ws[i - 1].raw.contains([')', '(', ',', '.'])
+                    && matches!(
+                        ws[i - 2].text.to_lowercase().as_str(),
+                        "my" | "our" | "new" | "your" | "their"
+                    ))
+                .then(|| role_before(&ws, i))
+                .flatten()
+            };
+            // A rare word right before "hes my labmate" or "the cluster
+            // admin" is the name they describe.
+            let zipf_below = |z: f32| {
+                lexicon::frequencies_loaded()
+                    && lexicon::zipf(w.text).is_none_or(|x| x < z)
+                    && !w.text.contains('-')
+            };
+            // A clause's subject: "rafa annotated it, hes my labmate".
+            let subject = i == 0
+                || ws[i - 1].raw.ends_with([',', ';', ':'])
+                || matches!(lw_at(&ws, i - 1).as_str(), "and" | "but" | "so");
+            let described = || {
+                let the_role = (zipf_below(2.5) && lw_at(&ws, i + 1) == "the")
+                    .then(|| role_phrase_at(&ws, i + 1))
+                    .flatten()
+                    .filter(|r| r.split_whitespace().count() <= 3);
+                the_role.or_else(|| {
+                    (subject && zipf_below(3.5))
+                        .then(|| {
+                            (i + 1..(i + 7).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k))
+                        })
+                        .flatten()
+                })
+            };
+            let role = lower_role_after(&ws, i + 1)
+                .or_else(det_role)
+                .or_else(described);
+            let asked = i > 0
+                && matches!(
+                    ws[i - 1].text.to_lowercase().as_str(),
+                    "ask" | "ping" | "cc"
+                )
+                && ws[i - 1].raw.chars().all(|c| c.is_alphabetic())
+                && !lexicon::is_common(w.text, 4.5);
+            let verb_after = ws.get(i + 1).is_some_and(|n| {
+                let l = n.text.to_lowercase();
+                lexicon::PERSON_AFTER.contains(&l) && !w.raw.ends_with([',', '.', ';', ':'])
+            }) && lexicon::frequencies_loaded()
+                && lexicon::zipf(w.text).is_none()
+                && !w.text.contains('-');
+            if let Some(role) = role.or((asked || verb_after).then(String::new)) {
+                out.push(Mention {
+                    label: w.text.to_owned(),
+                    kind: NodeKind::Person,
+                    domain: Domain::Relationship,
+                    role: (!role.is_empty()).then_some(role),
+                    strong: true,
+                });
+                i += 1;
+                continue;
+            }
+        }
+        // Lowercase feature phrases: "the export feature".
+        if i + 1 < ws.len() {
+            let head = ws[i + 1].text.to_lowercase();
+            if lexicon::FEATURE_HEADS.contains(&head)
+                && lower.len() >= 4
+                && lower.chars().all(|c| c.is_alphabetic() || c == '-')
+                && !lexicon::is_closed_class(&lower)
+                && !lexicon::PROJECT_HEADS.contains(&lower)
+                && !lexicon::TECH_WORDS.contains(&lower)
+                && lower_sentence.contains(&format!("{lower} {head}"))
+            {
+                out.push(Mention {
+                    label: format!("{lower} {head}"),
+                    kind: NodeKind::Project,
+                    domain: Domain::Project,
+                    role: None,
+                    strong: false,
+                });
+                i += 2;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    dedup_mentions(out)
+}
+
+pub(super) fn dedup_mentions(v: Vec<Mention>) -> Vec<Mention> {
+    let mut out: Vec<Mention> = Vec::with_capacity(v.len());
+    for m in v {
+        let key = normalize_name(&m.label);
+        if let Some(existing) = out.iter_mut().find(|e| normalize_name(&e.label) == key) {
+            if existing.role.is_none() {
+                existing.role = m.role;
+            }
+            continue;
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// Joins words up to the end of a clause, at most `max`.
+pub(super) fn phrase_until_clause(ws: &[Word<'_>], from: usize, max: usize) -> String {
+    let mut parts = Vec::new();
+    for w in ws.iter().skip(from).take(max) {
+        parts.push(w.text);
+        if w.raw.ends_with([',', '.', ';', ')', ':', '!', '?']) {
+            break;
+        }
+    }
+    parts.join(" ")
+}
+
+/// Whether a phrase names a role: it holds a role or relation noun.
+pub(super) fn names_role(phrase: &str) -> bool {
+    phrase.to_lowercase().split_whitespace().any(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+        lexicon::ROLE_NOUNS.contains(w) || lexicon::RELATION_NOUNS.contains(w)
+    })
+}
+
+/// A role stated after a name: "(backend lead)", ", our backend lead,",
+/// "is our SRE", "just became our tech lead", "from finance".
+pub(super) fn role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
+    let next = ws.get(j)?;
+    if next.raw.starts_with('(') {
+        let mut parts = Vec::new();
+        for w in &ws[j..ws.len().min(j + 5)] {
+            parts.push(w.text);
+            if w.raw.contains(')') {
+                break;
+            }
+        }
+        let role = parts.join(" ");
+        return names_role(&role).then_some(role);
+    }
+    let prev = &ws[j - 1];
+    let nl = next.text.to_lowercase();
+    if prev.raw.ends_with(',') && matches!(nl.as_str(), "our" | "the" | "my" | "a" | "an") {
+        let role = phrase_until_clause(ws, j + 1, 4);
+        return names_role(&role).then_some(role);
+    }
+    lower_role_after(ws, j)
+}
+
+/// The verb patterns after a name that give its role.
+pub(super) fn lower_role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
+    let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
+    let mut k = j;
+    // "is", "is now", "was", "just became", "became", "joined as", "'s"
+    let first = lw(k);
+    if first == "from" {
+        let g = lw(k + 1);
+        let g = g.trim_start_matches("the ");
+        return lexicon::GROUP_WORDS
+            .contains(g)
+            .then(|| format!("from {g}"));
+    }
+    if first == "just" {
+        k += 1;
+    }
+    match lw(k).as_str() {
+        "is" | "was" | "became" | "becomes" | "joined" | "joins" | "started" | "starts" | "'s"
+        | "got" | "has" => k += 1,
+        _ => return None,
+    }
+    // "got promoted to", "was made", "has become", "is now", "joined as"
+    while matches!(
+        lw(k).as_str(),
+        "now" | "also" | "still" | "as" | "promoted" | "made" | "to" | "become" | "officially"
+    ) {
+        k += 1;
+    }
+    role_phrase_at(ws, k)
+}
+
+/// The role named from `k` on, after a linking verb: "(now) (our|the|a)
+/// backend lead" → "backend lead"; only when a role or relation noun ends it.
+pub(super) fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
+    let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
+    let mut k = k;
+    while matches!(lw(k).as_str(), "now" | "also" | "still" | "officially") {
+        k += 1;
+    }
+    if matches!(
+        lw(k).as_str(),
+        "our" | "the" | "my" | "a" | "an" | "their" | "your"
+    ) {
+        k += 1;
+    }
+    if k == 0 || k > ws.len() {
+        return None;
+    }
+    let k = k - 1;
+    let role = phrase_until_clause(ws, k + 1, 4);
+    // Only the role words themselves, not what follows them.
+    let words: Vec<&str> = role.split_whitespace().collect();
+    let is_role = |w: &&str| {
+        let l = w
+            .trim_end_matches([',', '.', ';', ':', '!', '?', ')'])
+            .to_lowercase();
+        lexicon::ROLE_NOUNS.contains(&l) || lexicon::RELATION_NOUNS.contains(&l)
+    };
+    let mut end = words.iter().position(is_role).map(|p| p + 1)?;
+    // "product manager", "release manager": the whole run of role nouns.
+    while end < words.len() && is_role(&words[end]) {
+        end += 1;
+    }
+    Some(words[..end].join(" "))
+}
+
+/// A role stated before a name: "our designer X", "my sister x",
+/// "my manager X".
+pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
+    if i == 0 {
+        return None;
+    }
+    let prev = ws[i - 1].text.to_lowercase();
+    if ws[i - 1].raw.ends_with(['.', ';', ':'])
+        || (ws[i - 1].raw.ends_with(',')
+            && !(lexicon::ROLE_NOUNS.contains(&prev) || lexicon::RELATION_NOUNS.contains(&prev)))
+    {
+        return None;
+    }
+    if lexicon::ROLE_NOUNS.contains(&prev) || lexicon::RELATION_NOUNS.contains(&prev) {
+        let start = i.saturating_sub(3);
+        let role: Vec<&str> = ws[start..i]
+            .iter()
+            .map(|w| w.text)
+            .filter(|w| {
+                !matches!(
+                    w.to_lowercase().as_str(),
+                    "our" | "the" | "my" | "with" | "ask" | "and" | "to" | "from"
+                )
+            })
+            .collect();
+        // "my sister x", not "the lead engineer said": the word before
+        // the role must be a determiner or a role word itself.
+        let det = ws[..i - 1]
+            .last()
+            .map(|w| w.text.to_lowercase())
+            .unwrap_or_default();
+        let ok = matches!(
+            det.as_str(),
+            "our" | "my" | "the" | "new" | "your" | "their"
+        ) || lexicon::ROLE_NOUNS.contains(&det)
+            || i >= 2
+                && ws[i - 2]
+                    .text
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_uppercase);
+        return ok.then(|| role.join(" "));
+    }
+    None
+}
+
+pub(super) fn lw_at(ws: &[Word<'_>], k: usize) -> String {
+    ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default()
+}
+
+/// "he's the DBA", "she is our EM": a role given by a pronoun at `k`
+/// (within a few words after a name, or opening the next sentence).
+pub(super) fn pronoun_role_at(ws: &[Word<'_>], k: usize) -> Option<String> {
+    let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
+    // The raw token: a word's text drops a possessive "'s".
+    let w = ws
+        .get(k)
+        .map(|w| {
+            w.raw
+                .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                .to_lowercase()
+                .replace('’', "'")
+        })
+        .unwrap_or_default();
+    let after = match w.as_str() {
+        // Typed fast, the apostrophe goes: "hes my labmate".
+        "he's" | "she's" | "hes" | "shes" => k + 1,
+        "he" | "she" if matches!(lw(k + 1).as_str(), "is" | "was") => k + 2,
+        _ => return None,
+    };
+    role_phrase_at(ws, after)
+}
+
+/// The role a sentence opening with a pronoun gives ("He's the DBA, owns
+/// the cluster." → "DBA"): the person is the name just before it.
+pub fn pronoun_role(sentence: &str) -> Option<String> {
+    let ws = words(sentence);
+    pronoun_role_at(&ws, 0)
+}

@@ -1,0 +1,474 @@
+//! Typed records: facts, restrictions, procedures, intentions; corrections
+//! and preferences.
+
+use super::*;
+
+/// Finds a correction in a sentence, if it is one.
+pub fn correction(sentence: &str) -> Option<Correction> {
+    let trimmed = sentence.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let mut stripped: Option<&str> = None;
+    for cue in lexicon::CORRECTION_OPENERS.iter() {
+        if let Some(after) = strip_prefix_ci(trimmed, cue) {
+            // "wait"/"actually" must be followed by punctuation or a space,
+            // not more letters ("Waiting", "Actually works" is fine).
+            if after.starts_with(|c: char| c.is_alphanumeric()) {
+                continue;
+            }
+            stripped = Some(after.trim_start_matches([',', ' ', ':', '-', '—', '.']));
+            break;
+        }
+    }
+    let lower = sentence.to_lowercase();
+    let inner = lexicon::CORRECTION_INNER
+        .iter()
+        .any(|c| find_ci(sentence, c).is_some())
+        || (lower.contains(", not ") && !lower.contains("whether") && !lower.contains("if not"));
+    let body = match stripped {
+        Some(b) => b,
+        None if inner => sentence,
+        None => return None,
+    };
+    let body = body.trim().trim_end_matches(['.', '!']);
+    // "One more correction: the grace period is 3 days" → after the colon.
+    let body = match body.split_once(':') {
+        Some((head, tail))
+            if head.to_lowercase().contains("correction")
+                && tail.split_whitespace().count() >= 3 =>
+        {
+            tail.trim()
+        }
+        _ => body,
+    };
+    let body = body.trim_start_matches([',', ' ']).trim();
+    // A correction states something: at least a few words, one of them a
+    // verb-ish link or a number, not a bare reaction.
+    if body.split_whitespace().count() < 3 {
+        return None;
+    }
+    let says = inner
+        || body.chars().any(|c| c.is_ascii_digit())
+        || body.contains("'s ")
+        || [
+            " is ", " are ", " was ", " not ", " should ", " in ", " at ", " goes ", " lives ",
+        ]
+        .iter()
+        .any(|v| format!(" {} ", body.to_lowercase()).contains(v));
+    if !says {
+        return None;
+    }
+    let label: String = truncate_words(body, 14).chars().take(120).collect();
+    Some(Correction {
+        label: cap_first(&label),
+        sentence: sentence.trim().to_owned(),
+    })
+}
+
+/// Finds a preference of the user in a sentence (user text only).
+pub fn preference(sentence: &str) -> Option<Preference> {
+    for cue in lexicon::PREFERENCE_CUES.iter() {
+        let Some(at) = find_ci(sentence, cue) else {
+            continue;
+        };
+        let rest = sentence[at + cue.len()..].trim_start().to_lowercase();
+        // "I like that approach" / "I like it" are reactions, not preferences.
+        if ["that", "it", "this", "the idea", "how", "where"]
+            .iter()
+            .any(|r| rest.starts_with(r))
+        {
+            continue;
+        }
+        let clause = strip_clause_keep_commas(&sentence[at..]);
+        if clause.split_whitespace().count() < 3 {
+            continue;
+        }
+        let label: String = cap_first(&truncate_words(clause, 14))
+            .chars()
+            .take(120)
+            .collect();
+        return Some(Preference {
+            label,
+            sentence: sentence.trim().to_owned(),
+        });
+    }
+    None
+}
+
+pub(super) fn strip_clause_keep_commas(s: &str) -> &str {
+    let mut end = s.len();
+    for stop in [";", "because", "since", " — ", "but"] {
+        if let Some(p) = find_ci(s, stop.trim()).filter(|p| *p > 0) {
+            end = end.min(p);
+        }
+    }
+    s[..end].trim().trim_end_matches(['.', '!', '?', ','])
+}
+
+/// A restriction: "never force-push to main", "don't touch the legacy tables".
+pub fn restriction(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    for cue in lexicon::RESTRICTION_CUES.iter() {
+        let Some(at) = find_ci(s, cue) else { continue };
+        // The rule is the clause from the cue on; what comes before it may
+        // only be a lead-in ("and", "also", "please", "oh and", a name).
+        let head = s[..at].trim().trim_end_matches([',', ':']).to_lowercase();
+        let lead_ok = head.split_whitespace().count() <= 4
+            && !head.contains(" if ")
+            && !head.ends_with("almost")
+            && !head.ends_with("i'd");
+        if !lead_ok {
+            continue;
+        }
+        let clause = strip_clause_keep_commas(&s[at..]);
+        let n = clause.split_whitespace().count();
+        if !(3..=20).contains(&n) {
+            continue;
+        }
+        let label = cap_first(&truncate_words(clause, 16));
+        return Some(Record {
+            kind: NodeKind::Restriction,
+            label,
+            subject: None,
+            sentence: s.to_owned(),
+        });
+    }
+    None
+}
+
+/// Tasks a procedure is for, by the word that names them.
+pub(super) const TASKS: &[(&str, &str)] = &[
+    ("test", "test"),
+    ("tests", "test"),
+    ("testing", "test"),
+    ("deploy", "deploy"),
+    ("deploys", "deploy"),
+    ("deploying", "deploy"),
+    ("deployment", "deploy"),
+    ("release", "release"),
+    ("releases", "release"),
+    ("releasing", "release"),
+    ("build", "build"),
+    ("builds", "build"),
+    ("lint", "lint"),
+    ("linting", "lint"),
+    ("migrate", "migrate"),
+    ("migrations", "migrate"),
+    ("start", "run"),
+    ("run", "run"),
+    ("plan", "plan"),
+    ("format", "format"),
+    ("benchmark", "bench"),
+    ("bench", "bench"),
+];
+
+/// A command in backticks that looks runnable: two or more words, or a
+/// path to a script.
+pub(super) fn command_in(sentence: &str) -> Option<String> {
+    let mut rest = sentence;
+    while let Some(a) = rest.find('`') {
+        let after = &rest[a + 1..];
+        let Some(b) = after.find('`') else { break };
+        let cmd = after[..b].trim();
+        rest = &after[b + 1..];
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let first = words.first().copied().unwrap_or("");
+        let runnable = first
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'))
+            && first
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '.');
+        if runnable && (words.len() >= 2 || first.contains('/')) && cmd.len() <= 160 {
+            return Some(cmd.to_owned());
+        }
+    }
+    None
+}
+
+/// A command written without backticks: a run of lowercase words that ends
+/// in flags or `KEY=value` arguments ("uv run pytest -q", "make deploy ENV=prod").
+pub(super) fn bare_command(sentence: &str) -> Option<String> {
+    let toks: Vec<&str> = sentence.split_whitespace().collect();
+    let argish = |t: &str| {
+        let t = t.trim_end_matches([',', '.', ';', ')']);
+        (t.starts_with('-') && t.len() >= 2 && !t[1..].starts_with(|c: char| c.is_ascii_digit()))
+            || t.split_once('=').is_some_and(|(k, v)| {
+                !k.is_empty()
+                    && !v.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+            })
+    };
+    let wordish = |t: &str| {
+        !t.is_empty()
+            && t.chars().all(|c| {
+                c.is_ascii_lowercase()
+                    || c.is_ascii_digit()
+                    || matches!(c, '.' | '/' | '_' | '-' | ':' | '+')
+            })
+            && t.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '.')
+    };
+    // Every command in the sentence: "docker compose up -d db and then uv
+    // run pytest -q" is two steps of one procedure.
+    let mut found: Vec<String> = Vec::new();
+    let mut from = 0;
+    while let Some(off) = toks[from..].iter().position(|t| argish(t)) {
+        let fi = from + off;
+        let mut start = fi;
+        while start > from
+            && fi - start < 4
+            && wordish(toks[start - 1])
+            && !toks[start - 1].ends_with(',')
+        {
+            start -= 1;
+        }
+        // A command starts with a program, not a function word ("up" may
+        // follow it: "docker compose up -d").
+        while start < fi && lexicon::is_stop(toks[start]) {
+            start += 1;
+        }
+        let mut end = fi + 1;
+        while end < toks.len()
+            && end - fi < 4
+            && (argish(toks[end - 1]) && !toks[end - 1].ends_with([',', '.', ';']))
+            && (argish(toks[end]) || wordish(toks[end]))
+        {
+            end += 1;
+        }
+        if fi - start >= 2 {
+            found.push(
+                toks[start..end]
+                    .join(" ")
+                    .trim_end_matches([',', '.', ';'])
+                    .to_owned(),
+            );
+        }
+        from = end;
+    }
+    if found.is_empty() {
+        return None;
+    }
+    found.truncate(2);
+    Some(found.join(" && "))
+}
+
+/// A procedure: how a routine task is done, with its command.
+pub fn procedure(sentence: &str) -> Option<Record> {
+    let cmd = command_in(sentence).or_else(|| bare_command(sentence))?;
+    let lower = sentence.to_lowercase();
+    let cue = lexicon::PROCEDURE_CUES
+        .iter()
+        .any(|c| find_ci(sentence, c).is_some());
+    // The most specific task named: "to run the tests" is about testing.
+    let named: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter_map(|w| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t))
+        .collect();
+    let task = named
+        .iter()
+        .copied()
+        .find(|t| *t != "run")
+        .or_else(|| named.first().copied())
+        .or_else(|| {
+            let cl = cmd.to_lowercase();
+            TASKS
+                .iter()
+                .find(|(k, _)| cl.split(|c: char| !c.is_alphanumeric()).any(|w| w == *k))
+                .map(|(_, t)| *t)
+        })?;
+    if !cue && !lower.contains(task) {
+        return None;
+    }
+    Some(Record {
+        kind: NodeKind::Procedure,
+        label: format!("{task}: {cmd}"),
+        subject: Some(task.to_owned()),
+        sentence: sentence.trim().to_owned(),
+    })
+}
+
+/// An intention or blocker: "next I'll add pagination", "blocked on Lena's review".
+pub fn intention(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    for cue in lexicon::INTENTION_CUES.iter() {
+        let Some(at) = find_ci(s, cue) else { continue };
+        if s[..at].split_whitespace().count() > 6 {
+            continue;
+        }
+        let clause = strip_clause_keep_commas(&s[at..]);
+        let n = clause.split_whitespace().count();
+        if !(3..=18).contains(&n) {
+            continue;
+        }
+        return Some(Record {
+            kind: NodeKind::Intention,
+            label: cap_first(&truncate_words(clause, 14)),
+            subject: None,
+            sentence: s.to_owned(),
+        });
+    }
+    None
+}
+
+/// Whether a token carries a value: a number, a size, a time, an ordinal.
+pub(super) fn value_token(t: &str) -> bool {
+    let t =
+        t.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\'' | '`'));
+    let t = t.trim_start_matches(['$', '€', '£', '~', '<', '>', '≤', '≥']);
+    if t.is_empty() || !t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    // 3, 3.5, 25MB, 10k, 06:00, 14th, 30s, 2026-11-24, 90%
+    t.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '%' | '/' | ','))
+        && t.chars().filter(|c| c.is_ascii_alphabetic()).count() <= 4
+}
+
+/// A fact: a number, limit, date or deadline with its subject
+/// ("request timeout: 3 s", "demo: the 14th").
+pub fn fact(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    // The value: the first value token, with a unit or a "th/st" day.
+    let vi = ws.iter().position(|w| value_token(w.raw))?;
+    // A file, version of code or identifier is not a fact value.
+    if ws[vi].backticked {
+        return None;
+    }
+    let mut value = ws[vi].text.to_owned();
+    if let Some(next) = lws.get(vi + 1)
+        && (lexicon::UNIT_WORDS.contains(next.as_str()) || lexicon::MONTHS.contains(next.as_str()))
+    {
+        value = format!("{value} {}", ws[vi + 1].text);
+        // "20 per pod": a rate names what it is per.
+        if next == "per"
+            && let Some(n2) = ws.get(vi + 2)
+        {
+            value = format!("{value} {}", n2.text);
+        }
+        if let Some(n2) = lws.get(vi + 2)
+            && (n2 == "per" || n2 == "a")
+            && let Some(n3) = ws.get(vi + 3)
+        {
+            value = format!("{value} {} {}", ws[vi + 2].text, n3.text);
+        }
+    }
+    // "the 12th of November".
+    if lws.get(vi + 1).is_some_and(|w| w == "of")
+        && let Some(m) = ws.get(vi + 2)
+        && lexicon::MONTHS.contains(lws[vi + 2].as_str())
+    {
+        value = format!("{value} of {}", m.text);
+    }
+    // A weekday or month before the number: "a weekday the 9th", "a month 14".
+    if vi >= 1 {
+        let p = &lws[vi - 1];
+        let p2 = if vi >= 2 { lws[vi - 2].as_str() } else { "" };
+        if lexicon::MONTHS.contains(p.as_str()) || lexicon::WEEKDAYS.contains(p.as_str()) {
+            value = format!("{} {value}", ws[vi - 1].text);
+        } else if p == "the" && (lexicon::WEEKDAYS.contains(p2) || lexicon::MONTHS.contains(p2)) {
+            value = format!("{} the {value}", ws[vi - 2].text);
+        } else if p == "the" {
+            value = format!("the {value}");
+        }
+    }
+    // The subject: the noun phrase before a linking verb ahead of the value,
+    // or the words right before the value.
+    let linkers = [
+        "is", "are", "was", "=", "of", "at", "to", "be", "stays", "becomes", "on", "by", "'s",
+        "goes",
+    ];
+    let mut end = vi;
+    // "msrv is 1.76": a copula right before the value links a subject that
+    // needs no head noun.
+    let mut linked = false;
+    while end > 0 {
+        let w = lws[end - 1].as_str();
+        if matches!(w, "is" | "are" | "=" | "stays" | "becomes") {
+            linked = true;
+        }
+        if linkers.contains(&w)
+            || w == "the"
+            || lexicon::WEEKDAYS.contains(w)
+            || lexicon::MONTHS.contains(w)
+            || w == "now"
+            || w == "actually"
+            || w == "just"
+            || w == "should"
+            || w == "will"
+            || w == "set"
+            || w == "up"
+        {
+            end -= 1;
+        } else {
+            break;
+        }
+    }
+    let mut start = end;
+    while start > 0 && end - start < 4 {
+        let w = &ws[start - 1];
+        let l = lws[start - 1].as_str();
+        if w.raw.ends_with([',', '.', ';', ':', '!', '?', ')']) && start != end {
+            break;
+        }
+        if lexicon::is_stop(l) && !lexicon::FACT_SUBJECT_HEADS.contains(l) {
+            break;
+        }
+        if lexicon::INTERJECTIONS.contains(l) || lexicon::CORRECTION_OPENERS.contains(l) {
+            break;
+        }
+        start -= 1;
+    }
+    let mut subject: String = ws[start..end]
+        .iter()
+        .map(|w| w.text.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let has_head = |t: &str| {
+        t.split_whitespace().any(|w| {
+            lexicon::FACT_SUBJECT_HEADS.contains(stem(w).as_str())
+                || lexicon::FACT_SUBJECT_HEADS.contains(w)
+        })
+    };
+    let plain_subject = linked
+        && (1..=3).contains(&subject.split_whitespace().count())
+        && subject.split_whitespace().all(|w| {
+            w.chars().any(|c| c.is_alphabetic())
+                && !lexicon::is_stop(w)
+                && !lexicon::is_closed_class(w)
+        });
+    if subject.is_empty() || (!has_head(&subject) && !plain_subject) {
+        // A head noun elsewhere in the clause: before the value ("the demo
+        // is on the 14th") or right after it ("a flat 30 second delay").
+        let after_value = vi + 1 + usize::from(value.split_whitespace().count() > 1);
+        if let Some(h) = lws[..vi]
+            .iter()
+            .rev()
+            .chain(lws.iter().skip(after_value).take(3))
+            .find(|w| lexicon::FACT_SUBJECT_HEADS.contains(w.as_str()))
+        {
+            subject = h.clone();
+        } else {
+            return None;
+        }
+    }
+    let subject = subject.trim().to_owned();
+    if subject.is_empty() || subject.chars().count() > 60 {
+        return None;
+    }
+    Some(Record {
+        kind: NodeKind::Fact,
+        label: format!("{subject}: {value}"),
+        subject: Some(subject),
+        sentence: s.to_owned(),
+    })
+}
