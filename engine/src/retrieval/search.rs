@@ -621,9 +621,34 @@ impl Index {
             (lens.iter().sum::<f64>() / lens.len().max(1) as f64).max(1.0)
         };
         self.avg_len = (avg(true), avg(false));
-        // The raw words were only needed while adding.
-        self.words = FxHashMap::default();
+        // The raw words' terms stay: a question's words are found in a
+        // shown passage or evidence sentence without stemming it again.
         self.slot = Vec::new();
+    }
+
+    /// Which of the question's stems `q` (with their terms `q_terms`) the
+    /// words of `text` hold, as [`tokenize`] would find them.
+    fn holds(&self, text: &str, q: &[String], q_terms: &[Option<u32>]) -> Vec<bool> {
+        let mut has = vec![false; q.len()];
+        for raw in raw_words(text) {
+            match self.words.get(raw) {
+                Some(Some(t)) => {
+                    for (h, qt) in has.iter_mut().zip(q_terms) {
+                        *h |= *qt == Some(*t);
+                    }
+                }
+                Some(None) => {}
+                // A word the index never saw (text from outside it).
+                None => {
+                    for stem in tokenize(raw) {
+                        for (h, qs) in has.iter_mut().zip(q) {
+                            *h |= *qs == stem;
+                        }
+                    }
+                }
+            }
+        }
+        has
     }
 
     /// Inverse document frequency of a stem (0 for an unknown one).
@@ -881,6 +906,7 @@ impl<'a> SearchIndex<'a> {
         } else {
             index.score(&q)
         };
+        let q_terms: Vec<Option<u32>> = q.iter().map(|t| index.terms.get(t).copied()).collect();
         let mut lexical: Vec<(Doc, f64, u64)> = scored;
         lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 
@@ -1109,8 +1135,8 @@ impl<'a> SearchIndex<'a> {
                         .evidence
                         .iter()
                         .map(|e| {
-                            let toks = tokenize(&e.text);
-                            let s = q.iter().filter(|t| toks.contains(t)).count() as f64;
+                            let has = index.holds(&e.text, &q, &q_terms);
+                            let s = has.iter().filter(|h| **h).count() as f64;
                             (s, e)
                         })
                         .collect();
@@ -1176,11 +1202,12 @@ impl<'a> SearchIndex<'a> {
                     // words it holds) picks the turn's excerpt.
                     let mut prel: HashMap<usize, f64> = HashMap::new();
                     for (pi, p) in passages.iter().enumerate() {
-                        let toks = tokenize(&p.text);
+                        let has = index.holds(&p.text, &q, &q_terms);
                         let s: f64 = q
                             .iter()
-                            .filter(|t| toks.contains(t))
-                            .map(|t| index.idf(t))
+                            .zip(&has)
+                            .filter(|(_, h)| **h)
+                            .map(|(t, _)| index.idf(t))
                             .sum();
                         if s > 0.0 {
                             prel.insert(pi, s);
@@ -1385,9 +1412,14 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
     for n in &notes {
         tail.push_str(&format!("note: {n}\n"));
     }
-    // The answer with the first `k` of the rest named after it.
-    let answer_with = |k: usize| {
-        let more_line = if k == 0 {
+    // The answer is its header, body, "more" line and notes, each whole
+    // lines starting with a word or a digit, so its tokens are the sum of
+    // theirs (see `count_lines`): the parts that do not change while the
+    // "more" line is fitted are counted once.
+    let body_tokens = count_lines(&body);
+    let tail_tokens = count_lines(&tail);
+    let more_line = |k: usize| {
+        if k == 0 {
             String::new()
         } else {
             format!(
@@ -1396,27 +1428,63 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
                 more[..k].join(", "),
                 if k < more.len() { ", …" } else { "" }
             )
-        };
-        let draft = format!(
-            "{}{body}{more_line}{tail}",
-            header(query, kept.len(), 0, budget)
-        );
-        let used = count_tokens(&draft);
-        format!(
-            "{}{body}{more_line}{tail}",
-            header(query, kept.len(), used, budget)
+        }
+    };
+    // With `line` as the "more" line: the tokens the header reports (those
+    // of the answer with a 0 there) and those of the answer as written.
+    let draft_header = count_lines(&header(query, kept.len(), 0, budget));
+    let counts = |line: &str| {
+        let rest = body_tokens + count_lines(line) + tail_tokens;
+        let used = draft_header + rest;
+        (
+            used,
+            count_lines(&header(query, kept.len(), used, budget)) + rest,
         )
     };
-    let k = most_that_fit(more.len(), |k| count_tokens(&answer_with(k)) <= budget);
-    let text = fit(answer_with(k), budget);
+    let k = most_that_fit(more.len(), |k| counts(&more_line(k)).1 <= budget);
+    let line = more_line(k);
+    let (used, tokens) = counts(&line);
+    let text = format!(
+        "{}{body}{line}{tail}",
+        header(query, kept.len(), used, budget)
+    );
+    let (text, tokens) = if tokens <= budget {
+        (text, tokens)
+    } else {
+        let text = fit(text, budget);
+        let tokens = count_tokens(&text);
+        (text, tokens)
+    };
     Answer {
         query: query.to_owned(),
         budget,
-        tokens: count_tokens(&text),
+        tokens,
         hits: kept,
         more,
         notes,
         text,
+    }
+}
+
+/// Tokens of whole lines of an answer (text ending in a line break), so
+/// that the tokens of lines put together are the sum of theirs when the
+/// next line starts with neither a space nor a line break — true of every
+/// line an answer starts: a header, a numbered hit, a count, a note.
+///
+/// Why: cl100k cuts text into pieces by a pattern before merging bytes
+/// within each piece. A piece holding a line break ends at the last line
+/// break of its run of spaces and breaks, or takes in nothing after it
+/// but more line breaks, and no piece starts with a line break and goes
+/// on into a word, digit or sign; so the cut after such a line is a cut
+/// between pieces, and the pieces on either side are those of each text
+/// alone. (`\s++$`, which only matches at the very end, gives the same
+/// piece there as `\s*[\r\n]` does mid-text.) A test holds this to
+/// counting the whole answer.
+fn count_lines(text: &str) -> usize {
+    if text.is_empty() {
+        0
+    } else {
+        count_tokens(text)
     }
 }
 
@@ -1742,6 +1810,28 @@ mod tests {
                 .filter(|w| !w.is_empty())
                 .collect();
             proptest::prop_assert_eq!(raw_words(&text).collect::<Vec<_>>(), want);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+        /// Lines that start with neither a space nor a line break count
+        /// as much put together as apart (what packing relies on).
+        #[test]
+        fn tokens_of_lines_add_up(
+            lines in proptest::collection::vec(
+                (
+                    "[a-zA-Z0-9\"'(…\u{65e5}\u{e9}.,:-]",
+                    "[a-zA-Z0-9 \t\r\n\"'().,:;!?/…\u{3000}\u{65e5}\u{e9}\u{1f600}-]{0,40}",
+                    proptest::sample::select(vec!["\n", "\n\n", " \n", "\r\n", ".\n", ")\n\n", "\t \n"]),
+                ),
+                0..8,
+            ),
+        ) {
+            let parts: Vec<String> = lines.iter().map(|(a, b, c)| format!("{a}{b}{c}")).collect();
+            let whole = parts.concat();
+            let sum: usize = parts.iter().map(|p| count_lines(p)).sum();
+            proptest::prop_assert_eq!(count_tokens(&whole), sum, "{:?}", parts);
         }
     }
 
