@@ -618,6 +618,9 @@ pub fn query(home: &Home, config: &Config, session: &str, ask: &Ask) -> Result<Q
             Err(e) => tracing::debug!("daemon: {e}; querying directly"),
         }
     }
+    // Packing the answer needs the tokenizer (~0.1 s to load, once per
+    // process): load it on another core while the files are read.
+    std::thread::spawn(rollgraph_engine::render::load_tokenizer);
     query_direct(
         home,
         config,
