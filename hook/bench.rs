@@ -4,7 +4,11 @@
 //!   heuristic probe (target 10–15 probes per 60 turns);
 //! - render: time and tokens on an N-node graph (target < 1 ms, 500–800);
 //! - apply + decay per probe cycle on the same graph, in memory and through
-//!   the journaled session (fsync included).
+//!   the journaled session (fsync included);
+//! - query on the same graph with episode turns: in memory (index + ask),
+//!   from the session's files with nothing kept (the CLI without a daemon)
+//!   and with the index kept (the daemon, the MCP server), and both again
+//!   with the embedding model loaded when it is provisioned.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -90,10 +94,20 @@ pub struct BenchReport {
     pub session_cycle: Timing,
     /// Episode turns searched beside the graph.
     pub episode_turns: u32,
-    /// `memory_query` without the embedding model: index build, ranking and packing to 800 tokens.
+    /// `memory_query` without the embedding model, in memory: index build, ranking and packing to 800 tokens.
     pub query: Timing,
     /// Of which building the index over the nodes and turns.
     pub query_index: Timing,
+    /// The same from the session's files with nothing kept (`rollgraph query` without a daemon):
+    /// open the session (snapshot, lock), read its episode log, index, ask, count the query.
+    pub query_cold: Timing,
+    /// The same in a process that kept the index (the daemon, the MCP server) while the files
+    /// are unchanged: lock, check the files' stamps, ask, count the query.
+    pub query_warm: Timing,
+    /// `query_cold` with the embedding model loaded (absent when it is not provisioned).
+    pub query_model_cold: Option<Timing>,
+    /// `query_warm` with the embedding model loaded (absent when it is not provisioned).
+    pub query_model_warm: Option<Timing>,
     /// Bytes of a session's episode log per 1,000 turns (as written).
     pub episode_bytes_per_1000_turns: u64,
 }
@@ -198,9 +212,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "what is the limit for the ledger export",
         "dunning schedule",
     ];
+    let asks = n.min(40);
+    // 5a. In memory: index the graph and the turns, then ask.
     let mut q_samples = Vec::new();
     let mut build_samples = Vec::new();
-    for i in 0..n.min(40) {
+    for i in 0..asks {
         let s = Instant::now();
         let sources = search::Sources {
             graphs: vec![search::GraphSource {
@@ -219,6 +235,78 @@ pub fn run(args: BenchArgs) -> Result<()> {
         q_samples.push(s.elapsed().as_secs_f64() * 1e6);
         std::hint::black_box(a);
     }
+    // 5b. From the files, as `rollgraph query` and the daemon run it: a
+    // session holding the graph (snapshot) and the turns (its episode log).
+    let mut s = Session::open(&home, "bench-query", config.clone())?;
+    s.reset(g.to_doc(), now)?;
+    rollgraph_engine::episodes::append(&s.path(rollgraph_engine::episodes::FILE), &eps, u64::MAX)?;
+    drop(s);
+    // A daemon keeps an index only from files left alone for a moment.
+    std::thread::sleep(crate::query::kept::SETTLE + std::time::Duration::from_millis(200));
+    crate::query::keep_indexes();
+    let mut lexical = config.clone();
+    lexical.embed.enabled = false;
+    let ask = |i: usize| crate::query::Ask {
+        text: questions[i % questions.len()].to_owned(),
+        limit: 12,
+        budget: search::DEFAULT_BUDGET,
+        scope: search::Scope::SessionProject,
+    };
+    let files = |config: &Config, kept: bool| -> Result<Vec<f64>> {
+        let mut samples = Vec::with_capacity(asks);
+        let hits = crate::query::kept::hits();
+        for i in 0..asks {
+            if !kept {
+                crate::query::kept::clear();
+            }
+            let s = Instant::now();
+            let a = crate::query::query_direct(
+                &home,
+                config,
+                "bench-query",
+                &ask(i),
+                now,
+                std::time::Duration::from_secs(5),
+                true,
+            )?;
+            samples.push(s.elapsed().as_secs_f64() * 1e6);
+            std::hint::black_box(a);
+        }
+        let answered_kept = crate::query::kept::hits() - hits;
+        // Honest labels: the warm runs must all have come from the kept index
+        // (but the first, which builds it), the cold ones none.
+        let want = if kept { asks as u64 - 1 } else { 0 };
+        if answered_kept != want {
+            anyhow::bail!(
+                "{answered_kept} of {asks} questions came from a kept index (expected {want})"
+            );
+        }
+        if kept {
+            samples.remove(0);
+        }
+        Ok(samples)
+    };
+    crate::query::kept::clear();
+    let cold = files(&lexical, false)?;
+    crate::query::kept::clear();
+    let warm = files(&lexical, true)?;
+    // 5c. With the local embedding model, when it is provisioned: loaded
+    // once, the graph's vectors made once (as in the daemon and the MCP
+    // server), then each question embedded and fused.
+    let (model_cold, model_warm) =
+        if config.embed.enabled && crate::common::with_semantic(&config, |sem| sem.is_some()) {
+            crate::query::kept::clear();
+            // Loads the model and embeds the graph's nodes, untimed.
+            files(&config, true)?;
+            crate::query::kept::clear();
+            let cold = files(&config, false)?;
+            crate::query::kept::clear();
+            let warm = files(&config, true)?;
+            (Some(timing(cold)), Some(timing(warm)))
+        } else {
+            (None, None)
+        };
+    crate::query::kept::clear();
 
     let report = BenchReport {
         turns,
@@ -238,6 +326,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
         episode_turns: args.episode_turns,
         query: timing(q_samples),
         query_index: timing(build_samples),
+        query_cold: timing(cold),
+        query_warm: timing(warm),
+        query_model_cold: model_cold,
+        query_model_warm: model_warm,
         episode_bytes_per_1000_turns: log_bytes * 1000 / u64::from(args.episode_turns.max(1)),
     };
     if args.json {
@@ -269,11 +361,27 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "journaled session cycle (fsync, render)",
         &report.session_cycle,
     ));
-    s.push_str(&row(
-        &format!("query, {} turns (target 20 ms)", report.episode_turns),
-        &report.query,
+    s.push_str(&format!(
+        "\nquery on {} nodes and {} turns (target p50 20 ms, 60 ms with the model):\n",
+        report.nodes, report.episode_turns
     ));
+    s.push_str(&row("in memory: index + ask", &report.query));
     s.push_str(&row("  of which index build", &report.query_index));
+    s.push_str(&row(
+        "from files, cold (CLI without daemon)",
+        &report.query_cold,
+    ));
+    s.push_str(&row(
+        "from files, kept index (daemon, MCP)",
+        &report.query_warm,
+    ));
+    match (&report.query_model_cold, &report.query_model_warm) {
+        (Some(c), Some(w)) => {
+            s.push_str(&row("  with the model, cold", c));
+            s.push_str(&row("  with the model, kept index", w));
+        }
+        _ => s.push_str("  (the embedding model is not provisioned: no model timings)\n"),
+    }
     s.push_str(&format!(
         "episode log: {} bytes per 1,000 turns\n",
         report.episode_bytes_per_1000_turns

@@ -89,6 +89,8 @@ pub fn run(args: DaemonArgs) -> Result<()> {
     // The daemon's gate and probe read the word list; load it before the
     // first job so the first turn's gate sees what later turns see.
     rollgraph_engine::extract::lexicon::init_frequencies();
+    // Queries keep their index while the files it came from stay as they were.
+    crate::query::keep_indexes();
     let home = Home::from_env();
     let config = rollgraph_engine::Config::load_default(home.root());
     let limits = config

@@ -173,6 +173,9 @@ impl ServerHandler for MemoryServer {
 
 /// `rollgraph mcp`.
 pub fn run(args: McpArgs) -> Result<()> {
+    // Queries answered here (no daemon listening) keep their index while
+    // the files it came from stay as they were.
+    query::keep_indexes();
     let home = Home::from_env();
     let config = Config::load_default(home.root())?;
     let home = home.with_aside_limits(config.store.aside_limits());

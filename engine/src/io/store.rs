@@ -711,19 +711,45 @@ impl Journal {
     }
 }
 
+/// A record as written by [`frame_record`].
+#[derive(serde::Deserialize)]
+struct Frame<T> {
+    seq: u64,
+    crc: u64,
+    entry: T,
+}
+
+/// The entry of the body a record's checksum covers: the raw bytes between
+/// `"entry":` and the final `}`.
+fn checked_body(bytes: &[u8], crc: u64) -> Option<&str> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let start = text.find("\"entry\":")? + "\"entry\":".len();
+    let body = text.get(start..text.len().checked_sub(1)?)?;
+    (u64::from(crc32fast::hash(body.as_bytes())) == crc).then_some(body)
+}
+
 pub(crate) fn parse_line<T: DeserializeOwned>(bytes: &[u8]) -> Option<(u64, T)> {
+    // A record as written (an object, each key once) is parsed once, its
+    // entry straight into `T`. Whatever that does not take is read the
+    // general way below, which alone decides what else a line holds.
+    if bytes.starts_with(RECORD_START)
+        && let Ok(f) = serde_json::from_slice::<Frame<T>>(bytes)
+        && checked_body(bytes, f.crc).is_some()
+    {
+        return Some((f.seq, f.entry));
+    }
+    parse_value_line(bytes)
+}
+
+/// [`parse_line`] through a JSON value: what a record not as written
+/// (keys reordered or repeated) reads as.
+fn parse_value_line<T: DeserializeOwned>(bytes: &[u8]) -> Option<(u64, T)> {
     let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     let seq = v.get("seq")?.as_u64()?;
     let crc = v.get("crc")?.as_u64()?;
     let entry = v.get("entry")?;
-    // The checksum covers the entry exactly as written: recompute it from the
-    // raw bytes between `"entry":` and the final `}`.
-    let text = std::str::from_utf8(bytes).ok()?;
-    let start = text.find("\"entry\":")? + "\"entry\":".len();
-    let body = text.get(start..text.len().checked_sub(1)?)?;
-    if u64::from(crc32fast::hash(body.as_bytes())) != crc {
-        return None;
-    }
+    // The checksum covers the entry exactly as written.
+    checked_body(bytes, crc)?;
     let entry: T = serde_json::from_value(entry.clone()).ok()?;
     Some((seq, entry))
 }
@@ -820,6 +846,39 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// A record read the quick way reads as it does through a JSON
+        /// value, whatever was done to it: bytes flipped, cut, keys
+        /// repeated or reordered, the entry of another type.
+        #[test]
+        fn records_read_as_through_a_value(
+            entry in proptest::collection::btree_map("[a-z]{1,6}", "[ -~é]{0,12}", 0..4),
+            seq in 0u64..1_000,
+            cut in 0usize..120,
+            flip in proptest::option::of((0usize..120, 1u8..255)),
+            twist in 0u8..5,
+        ) {
+            let body = serde_json::to_string(&entry).unwrap_or_default();
+            let mut line = frame_record(seq, &body).trim_end().to_owned();
+            match twist {
+                1 => line = line.replacen("\"crc\":", "\"seq\":7,\"crc\":", 1),
+                2 => line = line.replacen("{\"seq\":", "{\"crc\":1,\"seq\":", 1),
+                3 => line = line.replacen(",\"entry\":", ",\"x\":[1],\"entry\":", 1),
+                4 => line = format!("{{\"seq\":{seq},\"crc\":{},\"entry\":{body}}}", crc32fast::hash(body.as_bytes())),
+                _ => {}
+            }
+            let mut bytes = line.into_bytes();
+            if let Some((at, x)) = flip && at < bytes.len() {
+                bytes[at] ^= x;
+            }
+            bytes.truncate(bytes.len().saturating_sub(cut % 3 * cut));
+            type Map = std::collections::BTreeMap<String, String>;
+            proptest::prop_assert_eq!(parse_line::<Map>(&bytes), parse_value_line::<Map>(&bytes));
+            proptest::prop_assert_eq!(parse_line::<String>(&bytes), parse_value_line::<String>(&bytes));
+        }
     }
 
     #[test]

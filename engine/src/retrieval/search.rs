@@ -20,7 +20,9 @@
 //! over the budget.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::LazyLock;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::{Arc, LazyLock};
 
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -269,12 +271,13 @@ enum Doc {
     Turn(usize),
 }
 
-/// One turn's passages, in order (user first, as said).
+/// One turn: what each side said, in order (user first, as said).
 struct TurnGroup {
     session: String,
     turn: u32,
     at: DateTime<Utc>,
-    parts: Vec<usize>,
+    /// Indices into the index's episodes.
+    said: Vec<usize>,
 }
 
 /// Most tokens one turn's excerpt takes.
@@ -285,18 +288,14 @@ const EXCERPT_TOKENS: usize = 150;
 /// opening when only one side matched, in the order said, within
 /// [`EXCERPT_TOKENS`]. Runs of kept passages of one speaker are joined,
 /// gaps marked "…". Passages a node hit already quotes are left out.
+/// `passages` are the turn's, in the order said.
 fn excerpt(
-    g: &TurnGroup,
     passages: &[Passage],
-    episodes: &[&Episode],
     prel: &HashMap<usize, f64>,
     quoted: &HashSet<String>,
 ) -> Vec<(&'static str, String)> {
-    let speaker = |pi: usize| episodes[passages[pi].episode].speaker;
-    let mut matched: Vec<usize> = g
-        .parts
-        .iter()
-        .copied()
+    let speaker = |pi: usize| passages[pi].speaker;
+    let mut matched: Vec<usize> = (0..passages.len())
         .filter(|p| prel.contains_key(p))
         .collect();
     matched.sort_by(|a, b| prel[b].total_cmp(&prel[a]).then_with(|| a.cmp(b)));
@@ -307,18 +306,15 @@ fn excerpt(
     let mut want: Vec<usize> = Vec::new();
     for &m in &matched {
         want.push(m);
-        let at = g.parts.iter().position(|&p| p == m).unwrap_or(0);
-        if let Some(&next) = g.parts.get(at + 1) {
-            want.push(next);
+        if m + 1 < passages.len() {
+            want.push(m + 1);
         }
     }
     for side in [Speaker::User, Speaker::Assistant] {
         if !matched.iter().any(|&m| speaker(m) == side) {
             let opening = if side == Speaker::Assistant { 2 } else { 1 };
             want.extend(
-                g.parts
-                    .iter()
-                    .copied()
+                (0..passages.len())
                     .filter(|&p| speaker(p) == side)
                     .take(opening),
             );
@@ -344,11 +340,11 @@ fn excerpt(
         kept.push(p);
         used += c;
     }
-    kept.sort_by_key(|p| g.parts.iter().position(|x| x == p));
+    kept.sort_unstable();
     let mut out: Vec<(&'static str, String)> = Vec::new();
     let mut last: Option<usize> = None;
     for p in kept {
-        let at = g.parts.iter().position(|&x| x == p).unwrap_or(0);
+        let at = p;
         let sp = speaker(p).as_str();
         let mut text = passages[p].text.clone();
         if text.chars().count() > 600 {
@@ -371,49 +367,79 @@ fn excerpt(
 }
 
 struct Passage {
-    /// Index into the episodes.
-    episode: usize,
+    /// Who said it.
+    speaker: Speaker,
     text: String,
 }
 
 /// Splits a turn's text into passages: sentences, short ones joined to
 /// their neighbour, long ones kept whole.
+///
+/// One pass over the text: a passage is a slice of it (trimmed, line breaks
+/// as spaces), its words counted as it grows.
 fn passages_of(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    let flush = |cur: &mut String, out: &mut Vec<String>| {
-        let t = cur.trim();
-        if !t.is_empty() {
-            out.push(t.to_owned());
+    let piece = |from: usize, to: usize| {
+        let t = text[from..to].trim();
+        if t.contains('\n') {
+            t.replace('\n', " ")
+        } else {
+            t.to_owned()
         }
-        cur.clear();
     };
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    let bytes = text.as_bytes();
+    // The passage being gathered starts at `start` and holds `words` words.
+    let mut start = 0;
+    let mut words = 0usize;
+    let mut in_word = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Stops, line breaks and ASCII spaces are single bytes; other
+        // characters are decoded only to ask whether they are spaces.
+        let (c, len) = match bytes[i] {
+            b if b.is_ascii() => (char::from(b), 1),
+            _ => text[i..]
+                .chars()
+                .next()
+                .map_or((' ', 1), |c| (c, c.len_utf8())),
+        };
+        let next = i + len;
         if c == '\n' {
-            if cur.split_whitespace().count() >= 6 {
-                flush(&mut cur, &mut out);
-            } else if !cur.trim().is_empty() {
-                cur.push(' ');
+            in_word = false;
+            if words >= 6 {
+                out.push(piece(start, i));
+                start = next;
+                words = 0;
             }
+            i = next;
             continue;
         }
-        cur.push(c);
-        let end = matches!(c, '.' | '!' | '?')
-            && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
-            && cur.split_whitespace().count() >= 6;
-        if end {
-            flush(&mut cur, &mut out);
+        if c.is_whitespace() {
+            in_word = false;
+        } else if !in_word {
+            in_word = true;
+            words += 1;
         }
+        let end = matches!(c, '.' | '!' | '?')
+            && words >= 6
+            && text[next..].chars().next().is_none_or(char::is_whitespace);
+        if end {
+            out.push(piece(start, next));
+            start = next;
+            words = 0;
+            in_word = false;
+        }
+        i = next;
     }
-    if cur.split_whitespace().count() < 4
+    let rest = piece(start, text.len());
+    if words < 4
         && let Some(last) = out.last_mut()
     {
         last.push(' ');
-        last.push_str(cur.trim());
-        cur.clear();
+        last.push_str(&rest);
+    } else if !rest.is_empty() {
+        out.push(rest);
     }
-    flush(&mut cur, &mut out);
     out
 }
 
@@ -473,17 +499,50 @@ fn asks_about_past(text: &str) -> bool {
         .any(|w| PAST_CUES.contains(&w.to_lowercase()))
 }
 
+/// The words of a text as [`tokenize`] splits it (letters, digits and
+/// apostrophes; everything else separates), before lowercasing: ASCII is
+/// classified by byte, other characters decoded.
+fn raw_words(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let mut start = None;
+        while i < bytes.len() {
+            let (word, len) = match bytes[i] {
+                b if b.is_ascii() => (b.is_ascii_alphanumeric() || b == b'\'', 1),
+                _ => text[i..]
+                    .chars()
+                    .next()
+                    .map_or((false, 1), |c| (c.is_alphanumeric(), c.len_utf8())),
+            };
+            match (word, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    let w = &text[s..i];
+                    i += len;
+                    return Some(w);
+                }
+                _ => {}
+            }
+            i += len;
+        }
+        start.map(|s| &text[s..])
+    })
+}
+
 struct Index {
     docs: Vec<Doc>,
     /// Weighted length of each document.
     lens: Vec<f64>,
     /// Stem → term id.
-    terms: HashMap<String, u32>,
+    terms: FxHashMap<String, u32>,
     /// Raw word → its term (None: a function word or too short): each
     /// distinct word is lowercased and stemmed once.
-    words: HashMap<String, Option<u32>>,
+    words: FxHashMap<String, Option<u32>>,
     /// Per term: the documents holding it, with the weighted frequency.
     postings: Vec<Vec<(u32, f64)>>,
+    /// Per term: where it sits in the document being added (0: not in it).
+    slot: Vec<u32>,
     /// Average length of node documents and of turn documents (kept apart:
     /// a turn is many times longer than a node, and one average would
     /// punish every turn for it).
@@ -495,9 +554,10 @@ impl Index {
         Index {
             docs: Vec::new(),
             lens: Vec::new(),
-            terms: HashMap::new(),
-            words: HashMap::new(),
+            terms: FxHashMap::default(),
+            words: FxHashMap::default(),
             postings: Vec::new(),
+            slot: Vec::new(),
             avg_len: (1.0, 1.0),
         }
     }
@@ -512,6 +572,7 @@ impl Index {
             let id = *self.terms.entry(stem).or_insert(next);
             if id as usize == self.postings.len() {
                 self.postings.push(Vec::new());
+                self.slot.push(0);
             }
             id
         });
@@ -519,21 +580,26 @@ impl Index {
         t
     }
 
-    fn add(&mut self, doc: Doc, fields: &[(&str, f64)]) {
+    /// Adds a document made of weighted fields (their words counted as if
+    /// the fields were one text).
+    fn add<'t>(&mut self, doc: Doc, fields: impl IntoIterator<Item = (&'t str, f64)>) {
         let mut tf: Vec<(u32, f64)> = Vec::new();
         let mut len = 0.0;
         for (text, w) in fields {
-            for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '\'')) {
-                if raw.is_empty() {
-                    continue;
-                }
+            for raw in raw_words(text) {
                 let Some(t) = self.term(raw) else { continue };
-                match tf.iter_mut().find(|(x, _)| *x == t) {
-                    Some(e) => e.1 += w,
-                    None => tf.push((t, *w)),
+                match self.slot[t as usize] {
+                    0 => {
+                        tf.push((t, w));
+                        self.slot[t as usize] = tf.len() as u32;
+                    }
+                    at => tf[at as usize - 1].1 += w,
                 }
                 len += w;
             }
+        }
+        for &(t, _) in &tf {
+            self.slot[t as usize] = 0;
         }
         if tf.is_empty() {
             return;
@@ -558,6 +624,34 @@ impl Index {
             (lens.iter().sum::<f64>() / lens.len().max(1) as f64).max(1.0)
         };
         self.avg_len = (avg(true), avg(false));
+        // The raw words' terms stay: a question's words are found in a
+        // shown passage or evidence sentence without stemming it again.
+        self.slot = Vec::new();
+    }
+
+    /// Which of the question's stems `q` (with their terms `q_terms`) the
+    /// words of `text` hold, as [`tokenize`] would find them.
+    fn holds(&self, text: &str, q: &[String], q_terms: &[Option<u32>]) -> Vec<bool> {
+        let mut has = vec![false; q.len()];
+        for raw in raw_words(text) {
+            match self.words.get(raw) {
+                Some(Some(t)) => {
+                    for (h, qt) in has.iter_mut().zip(q_terms) {
+                        *h |= *qt == Some(*t);
+                    }
+                }
+                Some(None) => {}
+                // A word the index never saw (text from outside it).
+                None => {
+                    for stem in tokenize(raw) {
+                        for (h, qs) in has.iter_mut().zip(q) {
+                            *h |= *qs == stem;
+                        }
+                    }
+                }
+            }
+        }
+        has
     }
 
     /// Inverse document frequency of a stem (0 for an unknown one).
@@ -573,11 +667,16 @@ impl Index {
     /// BM25 of every doc matching a query term, with the terms it matched.
     /// The terms matched are a bit mask over `q` (its first 64 words).
     fn score(&self, q: &[String]) -> Vec<(Doc, f64, u64)> {
-        let mut acc: HashMap<u32, (f64, u64)> = HashMap::new();
+        // Per document: its score so far and the terms it matched.
+        let mut acc: Vec<(f64, u64)> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
         for (qi, stem) in q.iter().enumerate().take(64) {
             let Some(&t) = self.terms.get(stem) else {
                 continue;
             };
+            if acc.is_empty() {
+                acc = vec![(0.0, 0); self.docs.len()];
+            }
             let idf = self.idf(stem);
             for &(d, f) in &self.postings[t as usize] {
                 let avg = if matches!(self.docs[d as usize], Doc::Node(..)) {
@@ -586,15 +685,18 @@ impl Index {
                     self.avg_len.1
                 };
                 let len = self.lens[d as usize];
-                let e = acc.entry(d).or_insert((0.0, 0));
+                let e = &mut acc[d as usize];
+                if e.1 == 0 {
+                    touched.push(d);
+                }
                 e.0 += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
                 e.1 |= 1 << qi;
             }
         }
-        let mut out: Vec<(Doc, f64, u64)> = acc
+        let mut out: Vec<(Doc, f64, u64)> = touched
             .into_iter()
-            .filter(|(_, (s, _))| *s > 0.0)
-            .map(|(d, (s, m))| (self.docs[d as usize], s, m))
+            .map(|d| (self.docs[d as usize], acc[d as usize].0, acc[d as usize].1))
+            .filter(|(_, s, _)| *s > 0.0)
             .collect();
         out.sort_by_key(|a| a.0);
         out
@@ -608,28 +710,63 @@ struct Cand {
     why: Vec<String>,
 }
 
+/// What a [`SearchIndex`] holds apart from the graphs themselves: the
+/// words of every node and of everything said, and the turns. It owns all
+/// of it, so a long-lived process can keep it beside the graphs it was
+/// built from and ask again without indexing again
+/// ([`SearchIndex::with_corpus`]).
+pub struct Corpus {
+    /// Per graph: the ids of its nodes indexed, in document order (a node
+    /// id an earlier graph holds is indexed there only).
+    ids: Vec<Vec<NodeId>>,
+    /// (session, turn) → its group.
+    group_of: FxHashMap<String, FxHashMap<u32, usize>>,
+    /// What was said, once each, in the order said.
+    episodes: Vec<Episode>,
+    groups: Vec<TurnGroup>,
+    index: Index,
+}
+
+impl Corpus {
+    /// The day a turn was said, when it is in the index.
+    fn day_of(&self, session: &str, turn: u32) -> Option<NaiveDate> {
+        let gi = *self.group_of.get(session)?.get(&turn)?;
+        Some(self.groups[gi].at.date_naive())
+    }
+}
+
 /// The nodes and what was said, indexed once for any number of questions
 /// (the daemon, the MCP server and benchmarks keep one; a one-shot query
 /// builds it and asks once).
 pub struct SearchIndex<'a> {
     graphs: Vec<GraphSource<'a>>,
     nodes: Vec<Vec<&'a Node>>,
-    episodes: Vec<Episode>,
-    day_of: HashMap<(String, u32), NaiveDate>,
-    passages: Vec<Passage>,
-    groups: Vec<TurnGroup>,
-    index: Index,
+    /// (graph, node id) → the node's position in `nodes`.
+    pos_of: FxHashMap<(usize, &'a NodeId), usize>,
+    corpus: Arc<Corpus>,
+}
+
+/// Where each node sits, per graph.
+fn positions<'a>(nodes: &[Vec<&'a Node>]) -> FxHashMap<(usize, &'a NodeId), usize> {
+    let mut pos_of = FxHashMap::default();
+    pos_of.reserve(nodes.iter().map(Vec::len).sum());
+    for (gi, ns) in nodes.iter().enumerate() {
+        for (ni, n) in ns.iter().enumerate() {
+            pos_of.insert((gi, &n.id), ni);
+        }
+    }
+    pos_of
 }
 
 impl<'a> SearchIndex<'a> {
     /// Indexes the sources: each node id once (the first graph holding it
-    /// wins), each thing said once, turns split into passages.
+    /// wins), each thing said once.
     pub fn build(sources: Sources<'a>) -> SearchIndex<'a> {
         // The nodes, each id once (the first graph holding it wins).
-        let mut seen_ids: HashSet<&NodeId> = HashSet::new();
+        let mut seen_ids: FxHashSet<&NodeId> = FxHashSet::default();
         let mut nodes: Vec<Vec<&Node>> = Vec::new();
         for g in &sources.graphs {
-            let mut v = Vec::new();
+            let mut v = Vec::with_capacity(g.graph.node_count());
             for n in g.graph.nodes() {
                 if seen_ids.insert(&n.id) {
                     v.push(n);
@@ -637,74 +774,104 @@ impl<'a> SearchIndex<'a> {
             }
             nodes.push(v);
         }
-        // Episodes once each, and the day of every (session, turn).
+        // Episodes once each, in the order said.
         let mut episodes = sources.episodes;
         episodes.sort_by(|a, b| (a.at, &a.session, a.turn).cmp(&(b.at, &b.session, b.turn)));
-        let mut once = HashSet::new();
-        episodes.retain(|e| once.insert((e.session.clone(), e.turn, e.speaker, e.text.clone())));
-        let mut day_of: HashMap<(String, u32), NaiveDate> = HashMap::new();
-        for e in &episodes {
-            day_of
-                .entry((e.session.clone(), e.turn))
-                .or_insert(e.at.date_naive());
-        }
+        let keep: Vec<bool> = {
+            let mut once: FxHashSet<(&str, u32, Speaker, &str)> = FxHashSet::default();
+            once.reserve(episodes.len());
+            episodes
+                .iter()
+                .map(|e| once.insert((e.session.as_str(), e.turn, e.speaker, e.text.as_str())))
+                .collect()
+        };
+        let mut keep = keep.into_iter();
+        episodes.retain(|_| keep.next().unwrap_or(false));
 
         let mut index = Index::new();
         for (gi, ns) in nodes.iter().enumerate() {
             for (ni, n) in ns.iter().enumerate() {
-                let aliases = n.aliases.join(" ");
-                let evidence: Vec<&str> = n.evidence.iter().map(|e| e.text.as_str()).collect();
-                let evidence = evidence.join(" ");
-                index.add(
-                    Doc::Node(gi, ni),
-                    &[
-                        (n.label.as_str(), 2.0),
-                        (aliases.as_str(), 1.0),
-                        (n.detail.as_deref().unwrap_or(""), 1.0),
-                        (evidence.as_str(), 0.5),
-                    ],
-                );
+                let fields = std::iter::once((n.label.as_str(), 2.0))
+                    .chain(n.aliases.iter().map(|a| (a.as_str(), 1.0)))
+                    .chain(std::iter::once((n.detail.as_deref().unwrap_or(""), 1.0)))
+                    .chain(n.evidence.iter().map(|e| (e.text.as_str(), 0.5)));
+                index.add(Doc::Node(gi, ni), fields);
             }
         }
         // What was said is indexed by turn (both speakers together, as a
-        // reader would take it) and split into passages for the excerpt.
-        let mut passages: Vec<Passage> = Vec::new();
+        // reader would take it); a turn is split into passages for its
+        // excerpt when it is shown.
         let mut groups: Vec<TurnGroup> = Vec::new();
-        let mut group_of: HashMap<(String, u32), usize> = HashMap::new();
+        let mut group_of: FxHashMap<String, FxHashMap<u32, usize>> = FxHashMap::default();
         for (ei, e) in episodes.iter().enumerate() {
-            let gi = *group_of
-                .entry((e.session.clone(), e.turn))
-                .or_insert_with(|| {
-                    groups.push(TurnGroup {
-                        session: e.session.clone(),
-                        turn: e.turn,
-                        at: e.at,
-                        parts: Vec::new(),
-                    });
-                    groups.len() - 1
+            let turns = match group_of.get_mut(e.session.as_str()) {
+                Some(t) => t,
+                None => group_of.entry(e.session.clone()).or_default(),
+            };
+            let gi = *turns.entry(e.turn).or_insert_with(|| {
+                groups.push(TurnGroup {
+                    session: e.session.clone(),
+                    turn: e.turn,
+                    at: e.at,
+                    said: Vec::new(),
                 });
-            for p in passages_of(&e.text) {
-                groups[gi].parts.push(passages.len());
-                passages.push(Passage {
-                    episode: ei,
-                    text: p,
-                });
-            }
+                groups.len() - 1
+            });
+            groups[gi].said.push(ei);
         }
         for (gi, g) in groups.iter().enumerate() {
-            let whole: Vec<&str> = g.parts.iter().map(|&p| passages[p].text.as_str()).collect();
-            index.add(Doc::Turn(gi), &[(whole.join(" ").as_str(), 1.0)]);
+            // The words of its passages are the words of what was said.
+            let fields = g.said.iter().map(|&e| (episodes[e].text.as_str(), 1.0));
+            index.add(Doc::Turn(gi), fields);
         }
         index.finish();
+        let ids = nodes
+            .iter()
+            .map(|ns| ns.iter().map(|n| n.id.clone()).collect())
+            .collect();
         SearchIndex {
             graphs: sources.graphs,
+            pos_of: positions(&nodes),
             nodes,
-            episodes,
-            day_of,
-            passages,
-            groups,
-            index,
+            corpus: Arc::new(Corpus {
+                ids,
+                group_of,
+                episodes,
+                groups,
+                index,
+            }),
         }
+    }
+
+    /// What this index holds apart from the graphs, to keep beside them.
+    pub fn corpus(&self) -> Arc<Corpus> {
+        Arc::clone(&self.corpus)
+    }
+
+    /// An index over `graphs` from a corpus built earlier from the same
+    /// graphs, in the same order, unchanged since: nothing is indexed again.
+    /// The caller vouches that the graphs did not change (a long-lived
+    /// process keys what it keeps on what would change them); `None` when
+    /// they visibly did not come from this corpus (a node it indexed is
+    /// gone, or the graphs are not as many).
+    pub fn with_corpus(
+        graphs: Vec<GraphSource<'a>>,
+        corpus: Arc<Corpus>,
+    ) -> Option<SearchIndex<'a>> {
+        if graphs.len() != corpus.ids.len() {
+            return None;
+        }
+        let nodes = graphs
+            .iter()
+            .zip(&corpus.ids)
+            .map(|(g, ids)| ids.iter().map(|id| g.graph.node(id)).collect())
+            .collect::<Option<Vec<Vec<&Node>>>>()?;
+        Some(SearchIndex {
+            graphs,
+            pos_of: positions(&nodes),
+            nodes,
+            corpus,
+        })
     }
 
     /// Answers `text`, packed to `opts.budget`. `close` is an optional
@@ -733,16 +900,16 @@ impl<'a> SearchIndex<'a> {
 
         let sources = &self.graphs;
         let nodes = &self.nodes;
-        let episodes: Vec<&Episode> = self.episodes.iter().collect();
-        let day_of = &self.day_of;
-        let passages = &self.passages;
-        let groups = &self.groups;
-        let index = &self.index;
+        let pos_of = &self.pos_of;
+        let corpus = &*self.corpus;
+        let groups = &corpus.groups;
+        let index = &corpus.index;
         let scored = if q.is_empty() {
             Vec::new()
         } else {
             index.score(&q)
         };
+        let q_terms: Vec<Option<u32>> = q.iter().map(|t| index.terms.get(t).copied()).collect();
         let mut lexical: Vec<(Doc, f64, u64)> = scored;
         lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 
@@ -783,10 +950,7 @@ impl<'a> SearchIndex<'a> {
                 *fused.entry(*d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
             }
             for (r, (gi, id)) in close.iter().enumerate() {
-                let Some(ni) = nodes
-                    .get(*gi)
-                    .and_then(|ns| ns.iter().position(|n| &n.id == id))
-                else {
+                let Some(&ni) = pos_of.get(&(*gi, id)) else {
                     continue;
                 };
                 let d = Doc::Node(*gi, ni);
@@ -837,11 +1001,6 @@ impl<'a> SearchIndex<'a> {
             v.truncate(8);
             v
         };
-        let pos_of: HashMap<(usize, &NodeId), usize> = nodes
-            .iter()
-            .enumerate()
-            .flat_map(|(gi, ns)| ns.iter().enumerate().map(move |(ni, n)| ((gi, &n.id), ni)))
-            .collect();
         for (doc, s) in seeds {
             let Doc::Node(gi, ni) = doc else { continue };
             let graph = sources[gi].graph;
@@ -967,8 +1126,8 @@ impl<'a> SearchIndex<'a> {
         // Build hits: nodes with their best evidence; passages grouped by turn
         // and speaker, skipping what a shown node already quotes.
         let date_str = |session: &str, turn: u32| {
-            day_of
-                .get(&(session.to_owned(), turn))
+            corpus
+                .day_of(session, turn)
                 .map(|d| d.format("%Y-%m-%d").to_string())
         };
         let mut hits: Vec<Hit> = Vec::new();
@@ -989,8 +1148,8 @@ impl<'a> SearchIndex<'a> {
                         .evidence
                         .iter()
                         .map(|e| {
-                            let toks = tokenize(&e.text);
-                            let s = q.iter().filter(|t| toks.contains(t)).count() as f64;
+                            let has = index.holds(&e.text, &q, &q_terms);
+                            let s = has.iter().filter(|h| **h).count() as f64;
                             (s, e)
                         })
                         .collect();
@@ -1041,21 +1200,33 @@ impl<'a> SearchIndex<'a> {
                 }
                 Doc::Turn(gi) => {
                     let g = &groups[gi];
+                    let passages: Vec<Passage> = g
+                        .said
+                        .iter()
+                        .flat_map(|&ei| {
+                            let e = &corpus.episodes[ei];
+                            passages_of(&e.text).into_iter().map(|text| Passage {
+                                speaker: e.speaker,
+                                text,
+                            })
+                        })
+                        .collect();
                     // Each passage's share of the question (the idf of the
                     // words it holds) picks the turn's excerpt.
                     let mut prel: HashMap<usize, f64> = HashMap::new();
-                    for &pi in &g.parts {
-                        let toks = tokenize(&passages[pi].text);
+                    for (pi, p) in passages.iter().enumerate() {
+                        let has = index.holds(&p.text, &q, &q_terms);
                         let s: f64 = q
                             .iter()
-                            .filter(|t| toks.contains(t))
-                            .map(|t| index.idf(t))
+                            .zip(&has)
+                            .filter(|(_, h)| **h)
+                            .map(|(t, _)| index.idf(t))
                             .sum();
                         if s > 0.0 {
                             prel.insert(pi, s);
                         }
                     }
-                    let parts = excerpt(g, passages, &episodes, &prel, &quoted);
+                    let parts = excerpt(&passages, &prel, &quoted);
                     if parts.is_empty() {
                         continue;
                     }
@@ -1254,9 +1425,14 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
     for n in &notes {
         tail.push_str(&format!("note: {n}\n"));
     }
-    // The answer with the first `k` of the rest named after it.
-    let answer_with = |k: usize| {
-        let more_line = if k == 0 {
+    // The answer is its header, body, "more" line and notes, each whole
+    // lines starting with a word or a digit, so its tokens are the sum of
+    // theirs (see `count_lines`): the parts that do not change while the
+    // "more" line is fitted are counted once.
+    let body_tokens = count_lines(&body);
+    let tail_tokens = count_lines(&tail);
+    let more_line = |k: usize| {
+        if k == 0 {
             String::new()
         } else {
             format!(
@@ -1265,27 +1441,63 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
                 more[..k].join(", "),
                 if k < more.len() { ", …" } else { "" }
             )
-        };
-        let draft = format!(
-            "{}{body}{more_line}{tail}",
-            header(query, kept.len(), 0, budget)
-        );
-        let used = count_tokens(&draft);
-        format!(
-            "{}{body}{more_line}{tail}",
-            header(query, kept.len(), used, budget)
+        }
+    };
+    // With `line` as the "more" line: the tokens the header reports (those
+    // of the answer with a 0 there) and those of the answer as written.
+    let draft_header = count_lines(&header(query, kept.len(), 0, budget));
+    let counts = |line: &str| {
+        let rest = body_tokens + count_lines(line) + tail_tokens;
+        let used = draft_header + rest;
+        (
+            used,
+            count_lines(&header(query, kept.len(), used, budget)) + rest,
         )
     };
-    let k = most_that_fit(more.len(), |k| count_tokens(&answer_with(k)) <= budget);
-    let text = fit(answer_with(k), budget);
+    let k = most_that_fit(more.len(), |k| counts(&more_line(k)).1 <= budget);
+    let line = more_line(k);
+    let (used, tokens) = counts(&line);
+    let text = format!(
+        "{}{body}{line}{tail}",
+        header(query, kept.len(), used, budget)
+    );
+    let (text, tokens) = if tokens <= budget {
+        (text, tokens)
+    } else {
+        let text = fit(text, budget);
+        let tokens = count_tokens(&text);
+        (text, tokens)
+    };
     Answer {
         query: query.to_owned(),
         budget,
-        tokens: count_tokens(&text),
+        tokens,
         hits: kept,
         more,
         notes,
         text,
+    }
+}
+
+/// Tokens of whole lines of an answer (text ending in a line break), so
+/// that the tokens of lines put together are the sum of theirs when the
+/// next line starts with neither a space nor a line break — true of every
+/// line an answer starts: a header, a numbered hit, a count, a note.
+///
+/// Why: cl100k cuts text into pieces by a pattern before merging bytes
+/// within each piece. A piece holding a line break ends at the last line
+/// break of its run of spaces and breaks, or takes in nothing after it
+/// but more line breaks, and no piece starts with a line break and goes
+/// on into a word, digit or sign; so the cut after such a line is a cut
+/// between pieces, and the pieces on either side are those of each text
+/// alone. (`\s++$`, which only matches at the very end, gives the same
+/// piece there as `\s*[\r\n]` does mid-text.) A test holds this to
+/// counting the whole answer.
+fn count_lines(text: &str) -> usize {
+    if text.is_empty() {
+        0
+    } else {
+        count_tokens(text)
     }
 }
 
@@ -1327,7 +1539,7 @@ fn fit(text: String, budget: usize) -> String {
 pub fn bm25_rank(docs: &[String], query: &str) -> Vec<(usize, f64)> {
     let mut index = Index::new();
     for (i, d) in docs.iter().enumerate() {
-        index.add(Doc::Passage(i), &[(d.as_str(), 1.0)]);
+        index.add(Doc::Passage(i), [(d.as_str(), 1.0)]);
     }
     index.finish();
     let q = stems(query);
@@ -1542,6 +1754,98 @@ mod tests {
         assert_eq!(named_dates("4 june"), vec![(None, 6, 4)]);
         assert_eq!(named_dates("on 2026-11-03 we"), vec![(Some(2026), 11, 3)]);
         assert!(named_dates("may I ask").is_empty());
+    }
+
+    /// The splitter as first written (a char buffer, words recounted at
+    /// every stop): the one-pass version must split exactly like it.
+    fn passages_reference(text: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let flush = |cur: &mut String, out: &mut Vec<String>| {
+            let t = cur.trim();
+            if !t.is_empty() {
+                out.push(t.to_owned());
+            }
+            cur.clear();
+        };
+        let chars: Vec<char> = text.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            if c == '\n' {
+                if cur.split_whitespace().count() >= 6 {
+                    flush(&mut cur, &mut out);
+                } else if !cur.trim().is_empty() {
+                    cur.push(' ');
+                }
+                continue;
+            }
+            cur.push(c);
+            let end = matches!(c, '.' | '!' | '?')
+                && chars.get(i + 1).is_none_or(|n| n.is_whitespace())
+                && cur.split_whitespace().count() >= 6;
+            if end {
+                flush(&mut cur, &mut out);
+            }
+        }
+        if cur.split_whitespace().count() < 4
+            && let Some(last) = out.last_mut()
+        {
+            last.push(' ');
+            last.push_str(cur.trim());
+            cur.clear();
+        }
+        flush(&mut cur, &mut out);
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+        #[test]
+        fn passages_split_as_the_reference_does(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "bb", "ccc", "日本", "é", " ", "  ", "\t", "\n", "\n\n", ".", "!", "?",
+                    "\u{3000}", "'", "x.", "y!", "z?", "...", " .", ". ", "\r\n",
+                ]),
+                0..60,
+            ),
+        ) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(passages_of(&text), passages_reference(&text));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+        #[test]
+        fn raw_words_split_as_tokenize_does(text in "[a-zA-Z0-9' .,_/\n\t\u{e9}\u{3000}\u{65e5}\u{2019}-]{0,40}") {
+            let want: Vec<&str> = text
+                .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .filter(|w| !w.is_empty())
+                .collect();
+            proptest::prop_assert_eq!(raw_words(&text).collect::<Vec<_>>(), want);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+        /// Lines that start with neither a space nor a line break count
+        /// as much put together as apart (what packing relies on).
+        #[test]
+        fn tokens_of_lines_add_up(
+            lines in proptest::collection::vec(
+                (
+                    "[a-zA-Z0-9\"'(…\u{65e5}\u{e9}.,:-]",
+                    "[a-zA-Z0-9 \t\r\n\"'().,:;!?/…\u{3000}\u{65e5}\u{e9}\u{1f600}-]{0,40}",
+                    proptest::sample::select(vec!["\n", "\n\n", " \n", "\r\n", ".\n", ")\n\n", "\t \n"]),
+                ),
+                0..8,
+            ),
+        ) {
+            let parts: Vec<String> = lines.iter().map(|(a, b, c)| format!("{a}{b}{c}")).collect();
+            let whole = parts.concat();
+            let sum: usize = parts.iter().map(|p| count_lines(p)).sum();
+            proptest::prop_assert_eq!(count_tokens(&whole), sum, "{:?}", parts);
+        }
     }
 
     #[test]

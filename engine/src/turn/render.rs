@@ -26,6 +26,13 @@ pub fn count_tokens(text: &str) -> usize {
         .len()
 }
 
+/// Loads the tokenizer [`count_tokens`] uses, which otherwise loads on
+/// first use (~0.1 s): for a one-shot command that can load it on a
+/// thread of its own while it reads its files.
+pub fn load_tokenizer() {
+    let _ = tiktoken_rs::cl100k_base_singleton();
+}
+
 /// A finished render.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Render {

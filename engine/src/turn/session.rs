@@ -635,6 +635,49 @@ impl SessionView {
     }
 }
 
+/// A session's state held under the session lock, its graph not loaded:
+/// for a long-lived process that already holds what it needs of the graph
+/// (a query answered from an index it kept) and only counts in the state.
+pub struct LockedState {
+    /// The state as `state.json` holds it.
+    pub state: SessionState,
+    path: PathBuf,
+    _lock: FileLock,
+}
+
+impl LockedState {
+    /// Takes the lock of an existing session, waiting up to `timeout`, and
+    /// reads its state. `Ok(None)` when there is no such session or its
+    /// state is missing or unreadable: open it as a [`Session`] then
+    /// (which repairs, or refuses to).
+    pub fn open(
+        home: &Home,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<LockedState>, StoreError> {
+        let dir = home.session_dir(id)?;
+        if !dir.is_dir() {
+            return Ok(None);
+        }
+        let lock = FileLock::acquire(&dir.join("lock"), timeout)?;
+        let path = dir.join("state.json");
+        let Ok(Some(mut state)) = read_json::<SessionState>(&path) else {
+            return Ok(None);
+        };
+        state.session = id.to_owned();
+        Ok(Some(LockedState {
+            state,
+            path,
+            _lock: lock,
+        }))
+    }
+
+    /// Writes the state back (as [`Session::save_state`] does).
+    pub fn save(&self) -> Result<(), StoreError> {
+        write_json(&self.path, &self.state)
+    }
+}
+
 /// Renders a session's graph around its last focus.
 pub fn render_session(
     graph: &Graph,
