@@ -83,14 +83,31 @@ pub struct GateConfig {
     pub min_entity_len: usize,
     /// Most new names reported per decision.
     pub max_reported_entities: usize,
-    /// Soft triggers (new entity, domain shift) wait until this many quiet
-    /// turns have passed since the last probe; their names are kept and fire
-    /// then. Decisions and corrections always fire at once.
+    /// Soft triggers (new entity, domain shift, a record)
+    /// wait until this many quiet turns have passed since the last probe;
+    /// what they saw is kept and fires then. Decisions and corrections wait
+    /// for none.
     pub soft_quiet_turns: u32,
     /// Signal points new names need to fire (a person, project or product is 2, a file or identifier 1).
     pub new_entity_points: u32,
     /// Least score the dominant domain needs (and lead over the runner-up) to count as a shift.
     pub domain_min_score: u32,
+    /// Triggers fire on the turn after they are seen, so one probe reads
+    /// that turn and the next (a probe within one turn of what it should
+    /// catch); off, they fire at once (soft ones when eligible).
+    pub next_turn: bool,
+    /// Inferred signals that fire only with company: other evidence on the
+    /// same turn or the next.
+    pub weak: Vec<Inferred>,
+}
+
+/// A signal the gate infers from the shape of a turn rather than from a cue
+/// that settles it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Inferred {
+    /// The turn leans to another domain than the recent ones.
+    DomainShift,
 }
 
 impl Default for GateConfig {
@@ -100,9 +117,11 @@ impl Default for GateConfig {
             domain_window: 3,
             min_entity_len: 3,
             max_reported_entities: 8,
-            soft_quiet_turns: 3,
+            soft_quiet_turns: 1,
             new_entity_points: 3,
             domain_min_score: 5,
+            next_turn: true,
+            weak: vec![Inferred::DomainShift],
         }
     }
 }

@@ -10,7 +10,7 @@ use std::collections::{HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::GateConfig;
+use crate::config::{GateConfig, Inferred};
 use crate::extract;
 use crate::graph::{Domain, NodeKind, normalize_name};
 
@@ -93,12 +93,16 @@ pub struct GateState {
     /// Names seen by the gate but not yet probed, so one name fires once.
     #[serde(default)]
     pub pending_names: Vec<String>,
-    /// A domain shift deferred to the next eligible turn.
-    #[serde(default)]
-    pub pending_shift: bool,
-    /// A fact, rule, procedure or next step deferred to the next eligible turn.
-    #[serde(default)]
-    pub pending_memory: bool,
+    /// Triggers seen on earlier turns that fire with the next probe.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<Trigger>,
+    /// Whether a decision or correction is among them (it waits one turn
+    /// at most, whatever `soft_quiet_turns` says).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting_hard: bool,
+    /// Whether what waits is weak evidence only (it lasts one turn).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting_weak: bool,
     /// Signal points of the pending names (people 2, files 1 …).
     #[serde(default)]
     pub pending_points: u32,
@@ -137,18 +141,26 @@ pub fn decide<K: KnownNames + ?Sized>(
     let mut triggers = Vec::new();
     let mut reasons = Vec::new();
 
+    // Until the first probe, two points make a name worth one.
+    let bar = if state.probed {
+        cfg.new_entity_points
+    } else {
+        cfg.new_entity_points.min(2)
+    };
     let found = new_names(input, known, &state.pending_names, cfg);
-    let points: u32 = found.iter().map(|(_, p)| p).sum::<u32>() + state.pending_points;
+    let new_points: u32 = found.iter().map(|(_, p)| p).sum();
     let new_entities: Vec<String> = found.into_iter().map(|(n, _)| n).collect();
     if !new_entities.is_empty() {
-        reasons.push(format!("new: {}", new_entities.join(", ")));
-        // One new file or identifier alone waits for company; the first
-        // names of a session that never probed need none.
-        if points >= cfg.new_entity_points || (!state.probed && points >= 2) {
+        reasons.push(format!(
+            "new: {} ({new_points} point{})",
+            new_entities.join(", "),
+            if new_points == 1 { "" } else { "s" }
+        ));
+        // One new file or identifier alone waits for company.
+        if new_points + state.pending_points >= bar {
             triggers.push(Trigger::NewEntity);
         }
     }
-    let mut new_points = points - state.pending_points;
 
     // The window remembers every turn's leaning; a shift needs a clear lead.
     let domain = extract::dominant_domain(input.prompt);
@@ -160,88 +172,118 @@ pub fn decide<K: KnownNames + ?Sized>(
         triggers.push(Trigger::DomainShift);
         reasons.push(format!("domain {window} -> {d}"));
     }
-    // Facts, rules, procedures and next steps are soft: the turn stays queued
-    // for the next probe, so a burst of them is read by one probe.
-    // Only what the graph does not hold yet: "the demo is on the 15th" said
-    // again is not news.
+    // Weak evidence (by default a domain shift) fires only with company:
+    // other evidence on the same turn or the next.
+    let mut strong = triggers.contains(&Trigger::NewEntity);
+    let mut inferred = Vec::new();
+    if triggers.contains(&Trigger::DomainShift) {
+        inferred.push(Inferred::DomainShift);
+    }
+    // Facts, rules, procedures and next steps. Only what the graph does not
+    // hold yet (a record said again is not news).
+    let mut memory = Vec::new();
     if extract::records(input.prompt)
         .iter()
         .any(|r| !known.contains_name(&normalize_name(&r.label)))
     {
-        triggers.push(Trigger::Memory);
-        reasons.push("fact, rule, procedure or next step".into());
+        memory.push("fact, rule, procedure or next step");
+        strong = true;
     }
-    let soft = !triggers.is_empty();
+    if !memory.is_empty() {
+        triggers.push(Trigger::Memory);
+        reasons.push(memory.join(", "));
+    }
 
+    // Decisions and corrections are hard: they never wait for quiet turns.
+    let mut hard = false;
     if extract::has_decision_language(input.prompt) {
         triggers.push(Trigger::Decision);
         reasons.push("decision language".into());
+        hard = true;
     } else if extract::is_acceptance(input.prompt)
-        // Only a stated proposal ("I'd suggest X") fires at once; an
-        // acceptance of anything else is read by the next probe all the same.
+        // Only a stated proposal ("I'd suggest X") fires; an acceptance of
+        // anything else is read by the next probe all the same.
         && extract::sentences(input.previous_reply)
             .iter()
             .any(|s| extract::proposal(s, None).is_some())
     {
         triggers.push(Trigger::Decision);
         reasons.push("accepts a proposal".into());
+        hard = true;
     }
     if extract::has_correction_language(input.prompt) {
         triggers.push(Trigger::Correction);
         reasons.push("correction language".into());
+        hard = true;
     }
 
-    let hard = triggers
-        .iter()
-        .any(|t| matches!(t, Trigger::Decision | Trigger::Correction));
-    // Soft triggers right after a probe wait (their names are kept and fire later):
-    // that batches a burst of new names into one probe.
-    let mut deferred = false;
+    // When to fire. Decisions and corrections are hard: at once, or with
+    // `next_turn` on the turn after. Other triggers are soft: they wait for
+    // `soft_quiet_turns` quiet turns since the last probe and, with
+    // `next_turn`, for the turn after they were seen, so one probe reads
+    // that turn and the next. Weak evidence waits one turn for company and
+    // is dropped without it.
+    let any = !triggers.is_empty();
+    let weak = inferred.iter().filter(|k| cfg.weak.contains(k)).count();
+    let strong = strong || hard || weak >= 2 || weak < inferred.len();
     let eligible = state.quiet_turns >= cfg.soft_quiet_turns || !state.probed;
-    let below_bar = !new_entities.is_empty() && !triggers.contains(&Trigger::NewEntity);
-    if (soft && !hard && !eligible) || (below_bar && !hard) {
-        deferred = soft && !hard && !eligible;
+    let waiting_weak = state.waiting_weak && !state.waiting.is_empty();
+    let at_once = if hard {
+        !cfg.next_turn
+    } else {
+        strong && eligible && !cfg.next_turn
+    };
+    let fire_now = at_once
+        || state.waiting_hard
+        || (eligible && state.pending_points >= bar)
+        || (eligible && !state.waiting.is_empty() && !waiting_weak)
+        || (eligible && waiting_weak && any);
+    if !fire_now {
+        if waiting_weak {
+            // Weak evidence lasts one turn.
+            state.waiting.clear();
+            state.waiting_weak = false;
+        }
         state.pending_points += new_points;
-        new_points = 0;
         for n in &new_entities {
             let norm = normalize_name(n);
             if !state.pending_names.contains(&norm) && state.pending_names.len() < 64 {
                 state.pending_names.push(norm);
             }
         }
-        if deferred {
-            state.pending_shift = state.pending_shift || triggers.contains(&Trigger::DomainShift);
-            state.pending_memory = state.pending_memory || triggers.contains(&Trigger::Memory);
-            reasons.push(format!(
-                "deferred: {} quiet turn(s) since the last probe",
-                state.quiet_turns
-            ));
-            triggers.clear();
+        if any {
+            state.waiting_weak = !strong && state.waiting.is_empty();
+            for t in &triggers {
+                if *t != Trigger::NewEntity && !state.waiting.contains(t) {
+                    state.waiting.push(*t);
+                }
+            }
+            state.waiting_hard |= hard;
+            reasons.push(if !strong {
+                "waits a turn for company".into()
+            } else if eligible || hard {
+                "waits a turn".into()
+            } else {
+                format!(
+                    "deferred: {} quiet turn(s) since the last probe",
+                    state.quiet_turns
+                )
+            });
         }
-    }
-    if !deferred
-        && !hard
-        && eligible
-        && (state.pending_points >= cfg.new_entity_points
-            || state.pending_shift
-            || state.pending_memory)
-    {
-        // Deferred soft triggers fire now.
-        if state.pending_points >= cfg.new_entity_points && !triggers.contains(&Trigger::NewEntity)
-        {
+        triggers.clear();
+    } else {
+        // What earlier turns left waiting fires now.
+        if state.pending_points >= bar && !triggers.contains(&Trigger::NewEntity) {
             triggers.push(Trigger::NewEntity);
             reasons.push(format!("deferred new: {}", state.pending_names.join(", ")));
         }
-        if state.pending_shift && !triggers.contains(&Trigger::DomainShift) {
-            triggers.push(Trigger::DomainShift);
-            reasons.push("deferred domain shift".into());
-        }
-        if state.pending_memory && !triggers.contains(&Trigger::Memory) {
-            triggers.push(Trigger::Memory);
-            reasons.push("deferred fact, rule or next step".into());
+        for t in std::mem::take(&mut state.waiting) {
+            if !triggers.contains(&t) {
+                triggers.push(t);
+                reasons.push(format!("deferred {}", t.as_str()));
+            }
         }
     }
-    let _ = new_points;
     if triggers.is_empty() && state.quiet_turns >= cfg.dead_mans_switch {
         triggers.push(Trigger::DeadMansSwitch);
         reasons.push(format!("{} quiet turns", state.quiet_turns));
@@ -259,8 +301,9 @@ pub fn decide<K: KnownNames + ?Sized>(
         state.quiet_turns = 0;
         state.pending_names.clear();
         state.pending_points = 0;
-        state.pending_shift = false;
-        state.pending_memory = false;
+        state.waiting.clear();
+        state.waiting_hard = false;
+        state.waiting_weak = false;
         state.probed = true;
     } else {
         state.quiet_turns += 1;
@@ -419,34 +462,44 @@ where
 mod tests {
     use super::*;
 
-    /// The mechanism tests below were written for a two-point bar and two
-    /// quiet turns; they pin those values so they test the mechanism, not
-    /// the tuned defaults (which `defaults_wait_for_three_points` covers).
+    /// The mechanism tests below were written for a two-point bar, two
+    /// quiet turns and triggers that fire at once; they pin those so they
+    /// test the mechanism, not the tuned defaults (which the `defaults_*`
+    /// tests cover).
     fn cfg() -> GateConfig {
         GateConfig {
             soft_quiet_turns: 2,
             new_entity_points: 2,
+            next_turn: false,
+            weak: Vec::new(),
             ..GateConfig::default()
         }
     }
 
+    fn turn<'a>(prompt: &'a str, previous_reply: &'a str) -> GateInput<'a> {
+        GateInput {
+            prompt,
+            previous_reply,
+        }
+    }
+
     #[test]
-    fn defaults_wait_for_three_points() {
+    fn defaults_wait_for_three_points_and_a_turn() {
         let known = known_set(std::iter::empty::<&str>());
-        let input = |p| GateInput {
-            prompt: p,
-            previous_reply: "",
-        };
-        // The first names of a session that never probed fire on their own.
+        let d_cfg = GateConfig::default();
+        // The first names of a session that never probed need two points;
+        // they fire on the next turn, with whatever that turn says.
         let mut st = GateState::default();
         let d = decide(
             &mut st,
-            &input("Ask Quorra Vance about it"),
+            &turn("Ask Quorra Vance about it", ""),
             &known,
-            &GateConfig::default(),
+            &d_cfg,
         );
+        assert!(!d.fire, "{d:?}");
+        let d = decide(&mut st, &turn("ok", ""), &known, &d_cfg);
         assert_eq!(d.triggers, vec![Trigger::NewEntity], "{d:?}");
-        // Later, one person (2 points) waits for company ...
+        // Later, two capitalised words alone (2 points) wait for company ...
         let mut st = GateState {
             probed: true,
             quiet_turns: 5,
@@ -454,19 +507,49 @@ mod tests {
         };
         let d = decide(
             &mut st,
-            &input("Ask Quorra Vance about it"),
+            &turn("Ask Quorra Vance about it", ""),
             &known,
-            &GateConfig::default(),
+            &d_cfg,
         );
-        assert!(!d.triggers.contains(&Trigger::NewEntity), "{d:?}");
-        // ... and a file beside the person passes the bar.
-        let d = decide(
-            &mut st,
-            &input("and check src/a.rs"),
-            &known,
-            &GateConfig::default(),
+        assert!(!d.fire && !d.reason.contains("waits"), "{d:?}");
+        // ... and a file beside them passes the bar, firing the turn after.
+        let d = decide(&mut st, &turn("and check src/a.rs", ""), &known, &d_cfg);
+        assert!(!d.fire && d.reason.contains("waits a turn"), "{d:?}");
+        let d = decide(&mut st, &turn("thanks", ""), &known, &d_cfg);
+        assert_eq!(d.triggers, vec![Trigger::NewEntity], "{d:?}");
+    }
+
+    /// Runs prompts through the default gate; returns the turns (1-based)
+    /// that fired.
+    fn fired_turns(prompts: &[&str]) -> Vec<usize> {
+        let known = known_set(std::iter::empty::<&str>());
+        let mut st = GateState {
+            probed: true,
+            quiet_turns: 3,
+            ..GateState::default()
+        };
+        prompts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| decide(&mut st, &turn(p, ""), &known, &GateConfig::default()).fire)
+            .map(|(i, _)| i + 1)
+            .collect()
+    }
+
+    #[test]
+    fn defaults_pair_a_turn_with_the_next() {
+        let decision = "We decided to drop the beta flag.";
+        let rule = "Never rebase the shared branch, please.";
+        let quiet = "ok run it again";
+        // A decision waits a turn: the probe reads it with the turn after.
+        assert_eq!(fired_turns(&[decision, quiet, quiet]), vec![2]);
+        // Two turns in a row with something to keep: one probe for both.
+        assert_eq!(fired_turns(&[rule, decision, quiet, quiet]), vec![2]);
+        // Three in a row: the third waits for the fourth.
+        assert_eq!(
+            fired_turns(&[rule, decision, rule, quiet, quiet]),
+            vec![2, 4]
         );
-        assert!(d.triggers.contains(&Trigger::NewEntity), "{d:?}");
     }
 
     fn run(state: &mut GateState, prompt: &str, known: &[&str]) -> GateDecision {
