@@ -63,14 +63,14 @@ fn a_whole_session_probe_results_arrive_in_later_injections() {
         assert_eq!((out.as_str(), code), ("", 0));
         env.wait_for_daemon();
     }
-    // Turn 1 came before any probe; its probe (new entity: Ledgerline) is in
-    // turn 2's injection.
+    // Turn 1 came before any probe; the gate fires on the turn after what it
+    // saw (new entity: Ledgerline), so turn 2's probe is in turn 3's injection.
     assert!(injections[0].is_empty(), "{}", injections[0]);
     assert!(!turns[0].user.is_empty() && turns[0].user.contains("Ledgerline"));
     assert!(
-        injections[1].contains("Ledgerline"),
-        "turn 2 injection:\n{}",
-        injections[1]
+        injections[2].contains("Ledgerline"),
+        "turn 3 injection:\n{}",
+        injections[2]
     );
     // Turn 6 decides on Resend; a later injection shows it.
     assert!(turns[5].user.contains("Resend"));

@@ -42,7 +42,8 @@ fn a_stuck_job_leaves_other_sessions_working_and_sigterm_ends_the_daemon() {
     std::fs::write(
         env.state.join("config.toml"),
         format!(
-            "[llm]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\ntimeout_ms = 600000\nmax_retries = 0\n"
+            // The gate fires at once, so the first prompt's probe is the stuck job.
+            "[gate]\nnext_turn = false\n[llm]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\ntimeout_ms = 600000\nmax_retries = 0\n"
         ),
     )
     .unwrap_or_else(|e| panic!("{e}"));

@@ -83,14 +83,52 @@ pub struct GateConfig {
     pub min_entity_len: usize,
     /// Most new names reported per decision.
     pub max_reported_entities: usize,
-    /// Soft triggers (new entity, domain shift) wait until this many quiet
-    /// turns have passed since the last probe; their names are kept and fire
-    /// then. Decisions and corrections always fire at once.
+    /// Soft triggers (new entity, domain shift, a record, an inferred signal)
+    /// wait until this many quiet turns have passed since the last probe;
+    /// what they saw is kept and fires then. Decisions and corrections wait
+    /// for none.
     pub soft_quiet_turns: u32,
-    /// Signal points new names need to fire (a person, project or product is 2, a file or identifier 1).
+    /// Signal points new names need to fire (a person a cue vouches for is
+    /// `person_points`, another name 2, a file or identifier 1).
     pub new_entity_points: u32,
     /// Least score the dominant domain needs (and lead over the runner-up) to count as a shift.
     pub domain_min_score: u32,
+    /// Signal points of a new person a cue vouches for (a role, a title,
+    /// "X says"); at 3 such a person is news on their own.
+    pub person_points: u32,
+    /// Triggers fire on the turn after they are seen, so one probe reads
+    /// that turn and the next (a probe within one turn of what it should
+    /// catch); off, they fire at once (soft ones when eligible).
+    pub next_turn: bool,
+    /// A date ("due the 3rd", "lands wednesday") is a soft memory trigger.
+    pub dates: bool,
+    /// A quantity ("250 mb", "at most 40") is a soft memory trigger.
+    pub quantities: bool,
+    /// A choice the gate cannot see whole ("sure, go for it" to a reply with no
+    /// stated proposal, "keep X", "X it is") is a soft decision trigger.
+    pub soft_choices: bool,
+    /// Inferred signals that fire only with company: other evidence on the
+    /// same turn or the next.
+    pub weak: Vec<Inferred>,
+}
+
+/// A signal the gate infers from the shape of a turn rather than from a cue
+/// that settles it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Inferred {
+    /// The turn leans to another domain than the recent ones.
+    DomainShift,
+    /// A date: "due the 3rd", "lands wednesday".
+    Date,
+    /// A number with a unit, a limit or a value being set: "250 mb", "at most 40".
+    Quantity,
+    /// An acceptance of the reply where no proposal was found in it ("sure,
+    /// go for it", "The second one, fine.").
+    Acceptance,
+    /// A choice told by its shape: "keep X", "X stays", "X it is", an answer
+    /// in the reply's own words.
+    Choice,
 }
 
 impl Default for GateConfig {
@@ -100,9 +138,20 @@ impl Default for GateConfig {
             domain_window: 3,
             min_entity_len: 3,
             max_reported_entities: 8,
-            soft_quiet_turns: 3,
+            soft_quiet_turns: 1,
             new_entity_points: 3,
             domain_min_score: 5,
+            person_points: 3,
+            next_turn: true,
+            dates: true,
+            quantities: true,
+            soft_choices: true,
+            weak: vec![
+                Inferred::DomainShift,
+                Inferred::Quantity,
+                Inferred::Acceptance,
+                Inferred::Choice,
+            ],
         }
     }
 }
