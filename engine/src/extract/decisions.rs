@@ -277,7 +277,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             replaced = Some(PREVIOUS_CHOICE.to_owned());
         }
         let mut choice = trim_fillers(&truncate_words(strip_clause(choice_part), 8));
-        // "stick to pgloader and the window": the first of two is the choice.
+        // "stick to Y and the window": the first of two is the choice.
         if is_non_choice(&choice)
             && let Some(p) = find_ci(&choice, "and").filter(|p| *p > 0)
         {
@@ -384,7 +384,7 @@ pub(super) fn finish_decision(
 /// "scrap the X idea, Y is enough", "forget X, we'll do Y", "let's go back to
 /// X", "actually keep X": a change of mind, with or without a replacement.
 pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
-    // "recharts is out", "hourly is overkill": a drop, stated after.
+    // "X is out", "the hourly run is overkill": a drop, stated after.
     if let Some((p, cue_len)) = lexicon::DROP_AFTER_CUES
         .iter()
         .find_map(|c| find_ci(sentence, c).map(|p| (p, c.len())))
@@ -480,7 +480,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         }
         let rest = sentence[at + cue.len()..].trim();
         let dropped_part = strip_clause(rest);
-        // "drop the bucket plan and move state into …": one thing dropped.
+        // "drop the X plan and move it into Y": one thing dropped.
         let dropped_part = find_ci(dropped_part, "and")
             .filter(|p| *p > 0)
             .map(|p| dropped_part[..p].trim())
@@ -681,7 +681,7 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 rest = r.trim();
             }
         }
-        // "my proposal: generate a baseline and move to Y": the choice
+        // "my proposal: … and move to Y": the choice
         // inside it.
         if let Some(d) = lexicon::DECISION_CUES
             .iter()
@@ -725,9 +725,9 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
     None
 }
 
-/// A terse answer that makes a choice: "parser: clap derive" (a topic and
+/// A terse answer that makes a choice: "parser: x derive" (a topic and
 /// its choice), or the first words of a prompt naming one of the options the
-/// reply before it offered ("…the bucket or workspaces?" → "GCS bucket.").
+/// reply before it offered ("…the bucket or workspaces?" → "X bucket.").
 pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> Option<Decision> {
     let s = first.trim().trim_end_matches(['.', '!']);
     if s.is_empty() || s.ends_with('?') {
@@ -761,9 +761,9 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
         }
         return None;
     }
-    // Picking one of the options just offered ("a GCS bucket …, or
-    // workspaces …"), maybe with a reason after it: "Topics for now, the
-    // backend already knows the groups".
+    // Picking one of the options just offered ("an X bucket …, or
+    // workspaces …"), maybe with a reason after it: "Tokens for now, the
+    // server knows the devices".
     let offered = find_ci(previous_reply, "or").is_some()
         && (previous_reply.contains('?')
             || previous_reply.contains(", or ")

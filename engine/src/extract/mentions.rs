@@ -299,7 +299,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                     && lexicon::zipf(w.text).is_none_or(|x| x < z)
                     && !w.text.contains('-')
             };
-            // A clause's subject: "rafa annotated it, hes my labmate".
+            // A clause's subject: "x annotated it, hes my labmate".
             let subject = i == 0
                 || ws[i - 1].raw.ends_with([',', ';', ':'])
                 || matches!(lw_at(&ws, i - 1).as_str(), "and" | "but" | "so");

@@ -210,7 +210,7 @@ pub(super) fn bare_command(sentence: &str) -> Option<String> {
                 .next()
                 .is_some_and(|c| c.is_ascii_lowercase() || c == '.')
     };
-    // Every command in the sentence: "docker compose up -d db and then uv
+    // Every command in the sentence: "tool up -d db and then other
     // run pytest -q" is two steps of one procedure.
     let mut found: Vec<String> = Vec::new();
     let mut from = 0;
@@ -225,7 +225,7 @@ pub(super) fn bare_command(sentence: &str) -> Option<String> {
             start -= 1;
         }
         // A command starts with a program, not a function word ("up" may
-        // follow it: "docker compose up -d").
+        // follow it: "tool compose up -d").
         while start < fi && lexicon::is_stop(toks[start]) {
             start += 1;
         }

@@ -121,7 +121,7 @@ impl Probe for HeuristicProbe {
                 plan.decision(&d);
                 plan.turn_text = turn.user.clone();
             }
-            // A terse answer to the question just asked ("parser: clap
+            // A terse answer to the question just asked ("parser: x
             // derive", an option of those offered) is a choice too.
             let terse = extract::terse_choice(&turn.user);
             if let Some(first) = terse.as_ref().or(user_sentences.first())
@@ -204,7 +204,7 @@ struct Plan<'a> {
     turn_text: String,
     /// A choice dropped earlier in this turn without a replacement yet.
     last_drop: Option<NodeId>,
-    /// The user's previous sentence in this turn ("Ask Radomir. He's the DBA").
+    /// The user's previous sentence in this turn ("Ask X. He's the DBA").
     prev_sentence: String,
 }
 
@@ -513,7 +513,7 @@ impl<'a> Plan<'a> {
 
     fn sentence(&mut self, s: &str, from_user: bool) {
         let mut ms = extract::mentions(s, self.input.root);
-        // "Extensions go through Radomir. He's the DBA": the one name the
+        // "Extensions go through X. He's the DBA": the one name the
         // sentence before ended with is the person the pronoun gives a role.
         if from_user && let Some(role) = extract::pronoun_role(s) {
             let before: Vec<Mention> = extract::mentions(&self.prev_sentence, self.input.root)
@@ -857,9 +857,9 @@ impl<'a> Plan<'a> {
     }
 
     /// Decisions in force whose choice is `name` in other words: the same
-    /// word stems ("topics" and "the topic-based approach", "nginx" and
-    /// "ingress-nginx"), or a choice named in its decision's own words
-    /// right next to `name` ("NATS JetStream": dropping NATS drops it).
+    /// word stems ("queues" and "the queue-based approach", "x" and
+    /// "ingress-x"), or a choice named in its decision's own words
+    /// right next to `name` ("A B": dropping A drops it).
     fn decisions_loosely_choosing(&self, name: &str) -> BTreeSet<NodeId> {
         let want = name_stems(name);
         let mut v = BTreeSet::new();
@@ -918,7 +918,7 @@ impl<'a> Plan<'a> {
                     .is_some_and(|c| {
                         c.names()
                             .any(|x| x.len() >= 3 && find_word(&self.turn_text, &x))
-                            // "clap adds 400 KB" names the choice "clap derive".
+                            // "x adds 400 KB" names the choice "x derive".
                             || name_stems(&c.label).iter().any(|w| {
                                 w.len() >= 3
                                     && said_names.contains(w)
@@ -934,8 +934,8 @@ impl<'a> Plan<'a> {
             })
     }
 
-    /// The label of an existing entity that `name` is short for ("nginx" of
-    /// "ingress-nginx"), when exactly one answers.
+    /// The label of an existing entity that `name` is short for ("x" of
+    /// "ingress-x"), when exactly one answers.
     fn known_long_form(&self, name: &str) -> Option<String> {
         let want = name_stems(name);
         if want.is_empty() {
@@ -1120,7 +1120,7 @@ impl<'a> Plan<'a> {
         }
         if d.moves == DecisionMove::Return {
             // "keep X" with no earlier X is not a decision at all.
-            // "Keep Liquibase for schema" names its topic: a choice all the same.
+            // "Keep X for schema" names its topic: a choice all the same.
             if earlier.is_empty() && find_word(&d.sentence, "keep") && !d.label.contains(" for ") {
                 return;
             }
@@ -1261,7 +1261,7 @@ impl<'a> Plan<'a> {
             }
             let by_replaced = replaced.contains(&n);
             // The sentence names the old choice while making the new one:
-            // "hourly is overkill, put it back to daily".
+            // "the hourly run is overkill, put it back to daily".
             let said = if self.turn_text.is_empty() {
                 d.sentence.clone()
             } else {
@@ -1433,7 +1433,7 @@ fn first_clause(s: &str) -> String {
 }
 
 /// The word stems of a name, split at spaces, hyphens, underscores and
-/// dots, without function words: "the topic-based approach" → topic, base,
+/// dots, without function words: "the queue-based approach" → queue, base,
 /// approach.
 fn name_stems(name: &str) -> BTreeSet<String> {
     name.split(|c: char| !c.is_alphanumeric())
