@@ -20,11 +20,10 @@
 //! over the budget.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::{Arc, LazyLock};
 
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::episodes::{Episode, Speaker};
