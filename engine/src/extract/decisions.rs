@@ -62,15 +62,7 @@ pub(super) fn chosen_of(choice: &str, root: Option<&str>) -> Option<String> {
         })
         .collect();
     // The leading run of content words: "daily at 5 utc" → "daily".
-    let lead: Vec<&str> = choice
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
-        .skip_while(|w| lexicon::is_stop(&w.to_lowercase()))
-        .take_while(|w| {
-            let l = w.to_lowercase();
-            !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
-        })
-        .collect();
+    let lead = leading_content_words(choice);
     // A single very common word or a bare number names no choice ("work",
     // "exactly", "2023").
     let weak = |ws: &[&str]| {
@@ -575,6 +567,19 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
     None
 }
 
+/// The leading run of content words of a phrase, past its function words:
+/// "the daily run at 5 utc" → daily, run.
+pub(super) fn leading_content_words(s: &str) -> Vec<&str> {
+    s.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+        .skip_while(|w| lexicon::is_stop(&w.to_lowercase()))
+        .take_while(|w| {
+            let l = w.to_lowercase();
+            !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
+        })
+        .collect()
+}
+
 /// "put it back to daily" right after dropping something: a return to a
 /// plain word, which alone would name no choice ("back to work"), but here
 /// stands against what was just dropped.
@@ -587,16 +592,8 @@ pub(super) fn plain_return(after: &str) -> Option<Decision> {
             continue;
         }
         let rest = strip_clause(after[at + cue.len()..].trim());
-        let lead: Vec<&str> = rest
-            .split_whitespace()
-            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
-            .skip_while(|w| lexicon::is_stop(&w.to_lowercase()))
-            .take_while(|w| {
-                let l = w.to_lowercase();
-                !w.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l)
-            })
-            .take(3)
-            .collect();
+        let mut lead = leading_content_words(rest);
+        lead.truncate(3);
         if lead.is_empty() || is_non_choice(&lead.join(" ")) {
             continue;
         }

@@ -904,19 +904,12 @@ impl<'a> Plan<'a> {
     fn previous_choice_named(&self, except: Option<&NodeId>) -> Option<NodeId> {
         let said = extract::content_words(&self.turn_text);
         let said_names = name_stems(&self.turn_text);
-        self.current_of_kind(NodeKind::Decision)
-            .into_iter()
-            .filter(|id| Some(id) != except)
-            .filter(|id| {
-                self.node_ref(id)
-                    .is_some_and(|n| !n.label.starts_with("Drop "))
-            })
-            .filter(|id| {
-                let choice = self
-                    .choice_of(id)
-                    .and_then(|c| self.node_ref(&c))
-                    .is_some_and(|c| {
-                        c.names()
+        let named = self.live_choices(except).filter(|id| {
+            let choice = self
+                .choice_of(id)
+                .and_then(|c| self.node_ref(&c))
+                .is_some_and(|c| {
+                    c.names()
                             .any(|x| x.len() >= 3 && find_word(&self.turn_text, &x))
                             // "x adds 400 KB" names the choice "x derive".
                             || name_stems(&c.label).iter().any(|w| {
@@ -924,14 +917,10 @@ impl<'a> Plan<'a> {
                                     && said_names.contains(w)
                                     && !extract::lexicon::is_common(w, 4.5)
                             })
-                    });
-                choice || self.topic_of(id).iter().any(|w| said.contains(w))
-            })
-            .max_by(|a, b| {
-                let la = self.node_ref(a).map(|n| n.last_activated);
-                let lb = self.node_ref(b).map(|n| n.last_activated);
-                la.cmp(&lb).then_with(|| b.cmp(a))
-            })
+                });
+            choice || self.topic_of(id).iter().any(|w| said.contains(w))
+        });
+        self.newest(named)
     }
 
     /// The label of an existing entity that `name` is short for ("x" of
@@ -960,18 +949,27 @@ impl<'a> Plan<'a> {
 
     /// The decision in force made or touched last (other than `except`).
     fn latest_decision_except(&self, except: Option<&NodeId>) -> Option<NodeId> {
+        self.newest(self.live_choices(except))
+    }
+
+    /// Decisions in force that make a choice (not drops), other than `except`.
+    fn live_choices<'s>(&'s self, except: Option<&'s NodeId>) -> impl Iterator<Item = NodeId> + 's {
         self.current_of_kind(NodeKind::Decision)
             .into_iter()
-            .filter(|id| Some(id) != except)
+            .filter(move |id| Some(id) != except)
             .filter(|id| {
                 self.node_ref(id)
                     .is_some_and(|n| !n.label.starts_with("Drop "))
             })
-            .max_by(|a, b| {
-                let la = self.node_ref(a).map(|n| n.last_activated);
-                let lb = self.node_ref(b).map(|n| n.last_activated);
-                la.cmp(&lb).then_with(|| b.cmp(a))
-            })
+    }
+
+    /// The one made or touched last (ties: the smaller id).
+    fn newest(&self, ids: impl Iterator<Item = NodeId>) -> Option<NodeId> {
+        ids.max_by(|a, b| {
+            let la = self.node_ref(a).map(|n| n.last_activated);
+            let lb = self.node_ref(b).map(|n| n.last_activated);
+            la.cmp(&lb).then_with(|| b.cmp(a))
+        })
     }
 
     /// Whether two decisions are about the same thing: their topics share a
