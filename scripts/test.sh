@@ -14,6 +14,9 @@ fi
 bash scripts/provision.sh
 bash scripts/provision-words.sh
 export ROLLGRAPH_REQUIRE_MODEL=1
+# A one-off build gains nothing from incremental caches, which double the
+# size of target/ (set CARGO_INCREMENTAL=1 to keep them).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Benches are measured by `cargo bench` / `rollgraph bench`, not run as tests.
 # The integration tests include the fast subset of the fault campaign
 # (tests/faults.rs: fuzzed hook inputs, kill -9 trials, concurrent sessions,
