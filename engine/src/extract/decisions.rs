@@ -92,10 +92,10 @@ pub(super) fn chosen_of(choice: &str, root: Option<&str>) -> Option<String> {
 /// names a concrete thing ("Record each event id in a `processed_events`
 /// table …"), as the decision it becomes.
 pub fn accepted_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
-    let ss = sentences(reply);
-    if let Some(d) = ss.iter().rev().find_map(|s| proposal(s, root)) {
+    if let Some(d) = stated_proposal(reply, root) {
         return Some(d);
     }
+    let ss = sentences(reply);
     ss.iter().find_map(|s| {
         if s.ends_with('?') || s.split_whitespace().count() > 40 {
             return None;
@@ -204,7 +204,8 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                     "k",
                 ]
                 .iter()
-                .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w));
+                .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w))
+                || subject_led(head);
             let names_thing = cue != "replace"
                 && (mentions(rest, root)
                     .first()
@@ -280,6 +281,8 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         }
         let chosen = chosen_of(&choice, root);
         let lead = trimmed[..at].trim().trim_end_matches(',');
+        // "For the docs we use X": the subject is not part of the topic.
+        let lead = subject_stripped(lead);
         let topic_part = topic_part
             .filter(|t| !t.is_empty() && !is_non_choice(t))
             .or_else(|| topic_phrase(lead, choice_part));
@@ -314,6 +317,36 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         ));
     }
     None
+}
+
+/// Whether the words before a bare "use"/"go with" are a short lead ending in
+/// the speaker's team or self as subject: "we go with X", "for the docs we
+/// use X", "so I pick X".
+fn subject_led(head: &str) -> bool {
+    let words: Vec<String> = head
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
+        .collect();
+    words.len() <= 4
+        && words
+            .last()
+            .is_some_and(|w| lexicon::SUBJECT_PRONOUNS.contains(w.as_str()))
+        && words[..words.len() - 1]
+            .iter()
+            .all(|w| !lexicon::SUBJECT_PRONOUNS.contains(w.as_str()))
+}
+
+/// `lead` without a trailing subject pronoun ("for the docs we" → "for the docs").
+fn subject_stripped(lead: &str) -> &str {
+    match lead.trim_end().rsplit_once(' ') {
+        Some((before, last))
+            if lexicon::SUBJECT_PRONOUNS.contains(last.to_lowercase().as_str()) =>
+        {
+            before.trim_end()
+        }
+        None if lexicon::SUBJECT_PRONOUNS.contains(lead.trim().to_lowercase().as_str()) => "",
+        _ => lead,
+    }
 }
 
 /// Drops trailing filler words from a choice: "Dramatiq then" → "Dramatiq".
@@ -741,8 +774,10 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
                 .chars()
                 .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
             && !lexicon::is_closed_class(&topic.to_lowercase());
+        // "Last components: A, B, C" lists work to do; it picks nothing.
         if topic_ok
             && (1..=4).contains(&choice.split_whitespace().count())
+            && !choice.contains(',')
             && !is_non_choice(choice)
         {
             let chosen = chosen_of(choice, root)?;
@@ -829,6 +864,38 @@ pub fn terse_choice(prompt: &str) -> Option<String> {
         && !lexicon::is_known_word(&choice.to_lowercase())
         && !lexicon::is_closed_class(&choice.to_lowercase());
     (topic_ok && choice_ok && lexicon::frequencies_loaded()).then(|| format!("{topic}: {choice}"))
+}
+
+/// Whether a prompt is a short go-ahead ("ok, go like this", "please do,
+/// thank you", "good, do it so"): a first sentence of a few words that opens
+/// with an affirmation, asks and refuses nothing, and names nothing new. It
+/// accepts a proposal only when the reply before stated one in so many words
+/// ([`stated_proposal`]).
+pub fn is_go_ahead(prompt: &str) -> bool {
+    let first = sentences(prompt).into_iter().next().unwrap_or_default();
+    let words: Vec<String> = first
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    !words.is_empty()
+        && words.len() <= 6
+        && lexicon::AFFIRMATIONS.contains(&words[0])
+        && !first.contains('?')
+        && !lexicon::NEGATION_CUES
+            .iter()
+            .any(|c| find_ci(&first, c).is_some())
+        && !words.iter().any(|w| w == "not" || w == "no" || w.ends_with("n't"))
+        && mentions(&first, None).iter().all(|m| !m.strong)
+}
+
+/// The last proposal the reply states in so many words ("I'd suggest X",
+/// "my suggestion: X"), as the decision it becomes when accepted.
+pub fn stated_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
+    sentences(reply).iter().rev().find_map(|s| proposal(s, root))
 }
 
 /// Whether a prompt accepts what was just proposed ("yes, do that",

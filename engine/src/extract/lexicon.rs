@@ -150,6 +150,16 @@ list!(
     "Replies that accept a proposal."
 );
 list!(
+    AFFIRMATIONS,
+    "affirmations.txt",
+    "Words that open a short reply agreeing to a proposal."
+);
+list!(
+    SUBJECT_PRONOUNS,
+    "subject_pronouns.txt",
+    "Subjects of a team's or the speaker's own choice."
+);
+list!(
     PROPOSAL_CUES,
     "proposal_cues.txt",
     "Phrases that propose a choice."
@@ -178,6 +188,11 @@ list!(
     PROCEDURE_CUES,
     "procedure_cues.txt",
     "Phrases that give a command to run."
+);
+list!(
+    COMMAND_QUESTIONS,
+    "command_questions.txt",
+    "Questions that ask for a command to run."
 );
 list!(
     INTENTION_CUES,

@@ -11,6 +11,15 @@ pub(super) fn is_capitalized(w: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
 }
 
+/// An all-capitals abbreviation of two to six letters or digits ("CSS",
+/// "API", "S3"), at least two of them letters.
+pub(super) fn is_acronym(w: &str) -> bool {
+    let n = w.chars().count();
+    (2..=6).contains(&n)
+        && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && w.chars().filter(char::is_ascii_uppercase).count() >= 2
+}
+
 pub(super) fn file_path(w: &str, root: Option<&str>) -> Option<String> {
     let w = w.trim_end_matches(['.', ',', ':']);
     let (stem, ext) = w.rsplit_once('.')?;
@@ -66,6 +75,28 @@ pub(super) fn identifier(w: &Word<'_>) -> bool {
     }
     if t.len() < 4 || t.starts_with("[REDACTED") || t.contains('/') || t.contains("://") {
         return false;
+    }
+    // kebab-case names a package, chart or flag when it is backticked or
+    // one of its parts is no common word ("ingress-x", not "well-known").
+    let kebab = t.contains('-')
+        && !t.starts_with('-')
+        && !t.ends_with('-')
+        && t.split('-').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+        && t.chars().any(|c| c.is_ascii_alphabetic())
+        && (w.backticked
+            || (lexicon::frequencies_loaded()
+                && t.split('-').any(|p| {
+                    p.len() >= 3 && p.chars().all(|c| c.is_ascii_alphabetic()) && !lexicon::is_known_word(p)
+                })));
+    // An issue or ticket key: "ABC-123".
+    let ticket = t.split_once('-').is_some_and(|(a, b)| {
+        (2..=10).contains(&a.len())
+            && a.chars().all(|c| c.is_ascii_uppercase())
+            && (2..=7).contains(&b.len())
+            && b.chars().all(|c| c.is_ascii_digit())
+    });
+    if kebab || ticket {
+        return true;
     }
     let valid = t
         .chars()
@@ -154,7 +185,10 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 kind: NodeKind::Identifier,
                 domain: Domain::Technical,
                 role: None,
-                strong: w.backticked || w.text.contains("::") || w.text.contains('_'),
+                strong: w.backticked
+                    || w.text.contains("::")
+                    || w.text.contains('_')
+                    || w.text.contains('-'),
             });
             i += 1;
             continue;
@@ -186,12 +220,18 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             i += 1;
             continue;
         }
-        if is_capitalized(w.text) && !lexicon::is_closed_class(&lower) {
-            // Merge a run of capitalised words into one name.
+        // An acronym opens a name only with a capitalised word after it
+        // ("CSS Modules"); alone it is left to the code shapes.
+        let acronym_led = is_acronym(w.text)
+            && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
+            && !w.raw.ends_with([',', '.', ':', ';', ')']);
+        if (is_capitalized(w.text) || acronym_led) && !lexicon::is_closed_class(&lower) {
+            // Merge a run of capitalised words (and acronyms) into one name.
             let mut j = i + 1;
             while j < ws.len()
                 && j - i < 3
-                && is_capitalized(ws[j].text)
+                && (is_capitalized(ws[j].text) || is_acronym(ws[j].text))
+                && !ws[j].raw.starts_with(['(', '[', '"', '\''])
                 && !lexicon::is_closed_class(&ws[j].text.to_lowercase())
                 && !ws[j - 1].raw.ends_with([',', '.', ':', ';', ')'])
             {
@@ -242,7 +282,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             let two_names = j - i == 2
                 && ws[i..j]
                     .iter()
-                    .all(|w| w.text.chars().all(char::is_alphabetic))
+                    .all(|w| w.text.chars().all(char::is_alphabetic) && is_capitalized(w.text))
                 && !lexicon::is_common(ws[i + 1].text, 4.3)
                 && !lexicon::is_common(ws[i].text, 5.0);
             let project_head = lexicon::PROJECT_HEADS.contains(&after);
@@ -492,6 +532,18 @@ pub(super) fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
     // "product manager", "release manager": the whole run of role nouns.
     while end < words.len() && is_role(&words[end]) {
         end += 1;
+    }
+    // "starts the dev server": a role noun that modifies the noun after it
+    // names no role.
+    if let Some(next) = words.get(end)
+        && !words[end - 1].ends_with([',', '.', ';', ':', '!', '?', ')'])
+    {
+        let l = next
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        if !l.is_empty() && !lexicon::is_stop(&l) && !lexicon::is_closed_class(&l) {
+            return None;
+        }
     }
     Some(words[..end].join(" "))
 }

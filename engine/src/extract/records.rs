@@ -289,6 +289,56 @@ pub fn procedure(sentence: &str) -> Option<Record> {
     })
 }
 
+/// The command a reply gives to a question that asks for one ("what's the
+/// command for killing idle sessions?" → "./scripts/kill-idle.sh …"), as a
+/// procedure named by the question's task.
+pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
+    let q = question.trim();
+    let lower = q.to_lowercase();
+    if !lexicon::COMMAND_QUESTIONS
+        .iter()
+        .any(|c| find_ci(q, c).is_some())
+        || !(q.contains('?')
+            || ["how", "what", "which", "where"]
+                .iter()
+                .any(|w| lower.starts_with(w) || lower.contains(&format!(" {w} "))))
+    {
+        return None;
+    }
+    let (cmd, sentence) = super::sentences(reply)
+        .into_iter()
+        .find_map(|s| command_in(&s).or_else(|| bare_command(&s)).map(|c| (c, s)))?;
+    let named = |w: &str| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t);
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let task = words
+        .iter()
+        .filter_map(|w| named(w))
+        .find(|t| *t != "run")
+        .map(str::to_owned)
+        .or_else(|| {
+            // "the command for killing idle txns": what it is for.
+            let at = words.iter().position(|w| *w == "for")?;
+            let what: Vec<&str> = words[at + 1..]
+                .iter()
+                .copied()
+                .take_while(|w| !lexicon::is_stop(w) || *w == "the")
+                .filter(|w| *w != "the")
+                .take(4)
+                .collect();
+            (!what.is_empty()).then(|| what.join(" "))
+        })
+        .unwrap_or_else(|| "run".to_owned());
+    Some(Record {
+        kind: NodeKind::Procedure,
+        label: format!("{task}: {cmd}"),
+        subject: Some(task),
+        sentence: sentence.trim().to_owned(),
+    })
+}
+
 /// An intention or blocker: "next I'll add pagination", "blocked on Lena's review".
 pub fn intention(sentence: &str) -> Option<Record> {
     let s = sentence.trim();

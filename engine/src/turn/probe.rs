@@ -112,10 +112,16 @@ impl Probe for HeuristicProbe {
             let user_sentences = extract::sentences(&turn.user);
             // "yes, do that": the proposal in the reply just before becomes
             // the user's decision.
-            if !turn.user.trim().is_empty()
-                && extract::is_acceptance(&turn.user)
-                && let Some(d) = extract::accepted_proposal(previous_reply, input.root)
-            {
+            let accepted = if turn.user.trim().is_empty() {
+                None
+            } else if extract::is_acceptance(&turn.user) {
+                extract::accepted_proposal(previous_reply, input.root)
+            } else if extract::is_go_ahead(&turn.user) {
+                extract::stated_proposal(previous_reply, input.root)
+            } else {
+                None
+            };
+            if let Some(d) = accepted {
                 // What the proposal names is what "do that" is about.
                 plan.turn_text = format!("{previous_reply}\n{}", turn.user);
                 plan.decision(&d);
@@ -135,6 +141,10 @@ impl Probe for HeuristicProbe {
             }
             for s in extract::sentences(&turn.assistant) {
                 plan.sentence(&s, false);
+            }
+            // "what's the command for X?": the reply's command is how to X.
+            if let Some(r) = extract::answered_procedure(&turn.user, &turn.assistant) {
+                plan.record(&r, &[]);
             }
             for f in &turn.files {
                 let label = strip_root(f, input.root);
@@ -1269,7 +1279,13 @@ impl<'a> Plan<'a> {
                 || extract::lexicon::CONTRAST_CUES
                     .iter()
                     .any(|c| find_word(&said, c));
+            // A sentence that names what it replaces ("rather than by eye")
+            // replaces that, not every choice it happens to mention.
+            let names_other = d.replaced.as_deref().is_some_and(|r| {
+                r != extract::PREVIOUS_CHOICE && r != extract::PREVIOUS_NAMED
+            });
             let by_naming = contrast
+                && !names_other
                 && old_choice
                     .as_ref()
                     .and_then(|c| self.node_ref(c))
@@ -1301,10 +1317,53 @@ impl<'a> Plan<'a> {
             && self.choice_of(&p) != chosen_id
         {
             old.push(p);
+        } else if old.is_empty()
+            && d.moves == DecisionMove::Choose
+            && d.replaced.is_none()
+            && let Some(p) = self.choice_named_elsewhere(&did, &d.sentence, &topic, chosen_id.as_ref())
+        {
+            // "Storybook takes 50 s to start … We go with Ladle": the turn
+            // talks about the choice in force, then makes another.
+            old.push(p);
         }
         for o in old {
             self.supersede(&did, &o);
         }
+    }
+
+    /// The decision in force whose choice the turn names outside `sentence`
+    /// (the one making the new choice), when that decision was not itself
+    /// restated in this turn, its choice is the same kind of thing as
+    /// `chosen`, and the two topics, where both are known, share a word.
+    fn choice_named_elsewhere(
+        &self,
+        did: &NodeId,
+        sentence: &str,
+        topic: &[String],
+        chosen: Option<&NodeId>,
+    ) -> Option<NodeId> {
+        let chosen_kind = self.node_ref(chosen?)?.kind;
+        let rest = self.turn_text.replace(sentence, " ");
+        let named = self.live_choices(Some(did)).filter(|id| {
+            let Some(n) = self.node_ref(id) else {
+                return false;
+            };
+            if n.evidence.iter().any(|e| e.turn == self.turn) {
+                return false;
+            }
+            let old_topic = self.topic_of(id);
+            if !topic.is_empty() && !old_topic.is_empty() && !topic.iter().any(|w| old_topic.contains(w)) {
+                return false;
+            }
+            self.choice_of(id)
+                .filter(|c| Some(c) != chosen)
+                .and_then(|c| self.node_ref(&c))
+                .is_some_and(|c| {
+                    c.kind == chosen_kind
+                        && c.names().any(|x| x.len() >= 3 && find_word(&rest, &x))
+                })
+        });
+        self.newest(named)
     }
 
     fn choice_of(&self, decision: &NodeId) -> Option<NodeId> {

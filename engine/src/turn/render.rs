@@ -700,11 +700,15 @@ fn render_with(
     for (i, p) in standing_pieces.iter().enumerate() {
         take(&mut chosen, &mut used, Chosen::Standing(i), p.tokens);
     }
-    for (i, (_, p)) in full.iter().enumerate().skip(3) {
-        take(&mut chosen, &mut used, Chosen::Full(i), p.tokens);
-    }
-    // Keep room for a few far lines before the near labels take it.
+    // Keep room for a few far lines before more focus detail or the near
+    // labels take it: the far layer is the only sight of the rest.
     let far_reserve = 4 * 28;
+    for (i, (_, p)) in full.iter().enumerate().skip(3) {
+        if used + p.tokens + far_reserve <= budget {
+            used += p.tokens;
+            chosen.push(Chosen::Full(i));
+        }
+    }
     let mut label_taken = vec![false; labels.len()];
     for (i, l) in labels.iter().enumerate() {
         if used + l.piece.tokens + 2 + far_reserve <= budget {
