@@ -753,3 +753,101 @@ fn redaction_placeholders_never_become_names() {
         );
     }
 }
+
+#[test]
+fn a_short_go_ahead_accepts_only_a_stated_proposal() {
+    words();
+    assert!(extract::is_go_ahead("ok, go like this."));
+    assert!(extract::is_go_ahead("Please do, thank you."));
+    assert!(!extract::is_go_ahead("ok, but not Brokk."));
+    assert!(!extract::is_go_ahead("ok. what about Brokk?"));
+    assert!(!extract::is_go_ahead("ok use Brokk for the queue now"));
+    let g = session_with_replies(&[
+        (
+            "The theme is slow to switch, what would you do?",
+            "The runtime is the problem. My suggestion: move the theme to Quorrakit tokens and drop the runtime.",
+        ),
+        ("ok, go like this.", ""),
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Quorrakit")), "{live:?}");
+    // A go-ahead after a report (no proposal stated) decides nothing.
+    let g = session_with_replies(&[
+        ("How do I start it?", "Brokkctl starts the server on port 6006."),
+        ("Good.", ""),
+    ]);
+    assert!(in_force(&g).is_empty(), "{:?}", in_force(&g));
+}
+
+#[test]
+fn a_choice_the_turn_complains_about_is_replaced_by_the_next_one() {
+    words();
+    let g = session(&[
+        "For documentation we use Zephyrdoc, version 8.",
+        "Zephyrdoc takes 50 seconds to start and breaks on every upgrade. We go with Brokkdoc, it reads the same stories.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Brokkdoc")), "{live:?}");
+    assert!(!live.iter().any(|l| l.contains("Zephyrdoc")), "{live:?}");
+    // A choice on another topic named in the same turn stays in force.
+    let g = session(&[
+        "For the queue we use Zephyrq.",
+        "Zephyrq is fine. For the cache we go with Brokk.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Zephyrq")), "{live:?}");
+    assert!(live.iter().any(|l| l.contains("Brokk")), "{live:?}");
+}
+
+#[test]
+fn acronyms_kebab_names_and_ticket_keys() {
+    let got = kinds("Write component styles as CSS Modules and keep the GKE Gateway API.");
+    assert!(
+        got.contains(&("CSS Modules".into(), NodeKind::Entity)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("GKE Gateway API".into(), NodeKind::Entity)),
+        "{got:?}"
+    );
+    let got = kinds("The old side runs ingress-qorvex, tracked in OPS-771.");
+    assert!(
+        got.contains(&("ingress-qorvex".into(), NodeKind::Identifier)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("OPS-771".into(), NodeKind::Identifier)),
+        "{got:?}"
+    );
+    // Ordinary hyphenated words and a name before its role in parentheses.
+    assert!(kinds("a well-known long-running read-only job").is_empty());
+    let got = kinds("Dana Quell (PM) signs off.");
+    assert!(
+        got.contains(&("Dana Quell".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    // A role noun that modifies the next noun names no role.
+    let got = kinds("pnpm zephyrbook starts the dev server on port 6006.");
+    assert!(
+        got.iter().all(|(_, k)| *k != NodeKind::Person),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_list_of_work_is_no_choice_and_a_command_answers_its_question() {
+    words();
+    assert!(extract::answer_choice("Last components: Modal, Toast, Tabs.", "", None).is_none());
+    let r = extract::answered_procedure(
+        "free connections meanwhile. what's the runbook command for killing idle txns",
+        "From the runbook: ./runbooks/kill-idle.sh --role app --older-than 120s. It terminates them.",
+    )
+    .unwrap_or_else(|| panic!("no procedure"));
+    assert_eq!(r.kind, NodeKind::Procedure);
+    assert!(r.label.starts_with("killing idle txns: "), "{}", r.label);
+    assert!(r.label.contains("kill-idle.sh --role app"), "{}", r.label);
+    // No question for a command, no procedure.
+    assert!(
+        extract::answered_procedure("status", "Ran ./runbooks/kill-idle.sh --role app.").is_none()
+    );
+}

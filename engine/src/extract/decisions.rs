@@ -884,7 +884,7 @@ pub fn is_go_ahead(prompt: &str) -> bool {
     !words.is_empty()
         && words.len() <= 6
         && lexicon::AFFIRMATIONS.contains(&words[0])
-        && !first.contains('?')
+        && !prompt.contains('?')
         && !lexicon::NEGATION_CUES
             .iter()
             .any(|c| find_ci(&first, c).is_some())

@@ -220,7 +220,7 @@ pub(super) fn bare_command(sentence: &str) -> Option<String> {
         while start > from
             && fi - start < 4
             && wordish(toks[start - 1])
-            && !toks[start - 1].ends_with(',')
+            && !toks[start - 1].ends_with([',', ':'])
         {
             start -= 1;
         }
@@ -237,7 +237,8 @@ pub(super) fn bare_command(sentence: &str) -> Option<String> {
         {
             end += 1;
         }
-        if fi - start >= 2 {
+        // A program and its subcommand, or a script named by its path.
+        if fi - start >= 2 || (fi - start == 1 && toks[start].contains('/')) {
             found.push(
                 toks[start..end]
                     .join(" ")
@@ -299,9 +300,9 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
         .iter()
         .any(|c| find_ci(q, c).is_some())
         || !(q.contains('?')
-            || ["how", "what", "which", "where"]
-                .iter()
-                .any(|w| lower.starts_with(w) || lower.contains(&format!(" {w} "))))
+            || lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| matches!(w, "how" | "what" | "which" | "where")))
     {
         return None;
     }
