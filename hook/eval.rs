@@ -68,6 +68,10 @@ pub struct EvalArgs {
     /// Print each transcript's final injection and what it missed.
     #[arg(long, short)]
     pub verbose: bool,
+    /// With --verbose: also print the query's context (and BM25's) for each
+    /// question the query missed.
+    #[arg(long, requires = "verbose")]
+    pub contexts: bool,
 }
 
 /// The labels of one transcript.
@@ -336,6 +340,7 @@ fn run_one(
     config: &Config,
     configured: bool,
     budget: usize,
+    contexts: bool,
 ) -> Result<Score> {
     let name = path
         .file_stem()
@@ -343,7 +348,7 @@ fn run_one(
         .unwrap_or("session")
         .to_owned();
     let t = plain::read_any(path)?;
-    run_transcript(&name, &t, labels, config, configured, budget)
+    run_transcript(&name, &t, labels, config, configured, budget, contexts)
 }
 
 /// MemoryBank's chats as plain transcripts, one per user, with the labelled
@@ -423,6 +428,7 @@ fn run_transcript(
     config: &Config,
     configured: bool,
     budget: usize,
+    contexts: bool,
 ) -> Result<Score> {
     let name = name.to_owned();
     let tmp = tempfile::tempdir().context("creating a scratch state directory")?;
@@ -448,7 +454,7 @@ fn run_transcript(
     let render = session.render(now).text;
     let turns = t.turns().count() as u32;
     let mut s = score(&name, labels, &render, &session.graph, turns, &fired);
-    retrieval(&mut s, &session, t, labels, budget, now)?;
+    retrieval(&mut s, &session, t, labels, budget, now, contexts)?;
     s.missed.push(format!("--- final injection ---\n{render}"));
     Ok(s)
 }
@@ -510,6 +516,7 @@ fn retrieval(
     labels: &Labels,
     budget: usize,
     now: chrono::DateTime<chrono::Utc>,
+    contexts: bool,
 ) -> Result<()> {
     if labels.questions.is_empty() {
         return Ok(());
@@ -547,6 +554,12 @@ fn retrieval(
                 q.answer.join(", "),
                 if all(&bm25) { " — BM25 had it" } else { "" }
             ));
+            if contexts {
+                s.missed.push(format!(
+                    "--- query context ---\n{}\n--- BM25 context ---\n{bm25}\n---",
+                    a.text
+                ));
+            }
         }
     }
     Ok(())
@@ -601,6 +614,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             &config,
             args.configured_probe,
             args.budget,
+            args.contexts,
         )?);
     }
     let mut total = Score {
@@ -623,6 +637,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 &config,
                 args.configured_probe,
                 args.budget,
+                args.contexts,
             )?;
             mb_total.add(&s);
             scores.push(s);

@@ -851,3 +851,24 @@ fn a_list_of_work_is_no_choice_and_a_command_answers_its_question() {
         extract::answered_procedure("status", "Ran ./runbooks/kill-idle.sh --role app.").is_none()
     );
 }
+
+#[test]
+fn a_bare_number_with_the_unit_of_one_fact_updates_it() {
+    words();
+    assert_eq!(
+        extract::bare_quantity("ok so 30 per pod."),
+        Some(("30 per pod".to_owned(), "per pod".to_owned()))
+    );
+    // A sentence with its own subject, or two numbers, is no bare quantity.
+    assert!(extract::bare_quantity("Cloud SQL backups are retained for 7 days now.").is_none());
+    assert!(extract::bare_quantity("12 pods x 30 per pod").is_none());
+    let g = session(&["pool is 40 per pod.", "ok so 30 per pod. that's the real number."]);
+    let facts: Vec<String> = g
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
+        .map(|n| n.label.clone())
+        .collect();
+    assert!(facts.iter().any(|f| f == "pool: 30 per pod"), "{facts:?}");
+    assert!(!facts.iter().any(|f| f.contains("40 per pod")), "{facts:?}");
+}

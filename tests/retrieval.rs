@@ -67,6 +67,21 @@ fn every_turn_is_kept_as_an_episode_and_answers_what_no_node_holds() {
         .filter(|(_, e)| e.speaker == rollgraph_engine::episodes::Speaker::User)
         .count();
     assert!(users >= 60, "{users}");
+    // A reply is dated by its prompt, also when the prompt was probed before
+    // the reply came (a replay runs long after the fact).
+    let prompt_at: std::collections::HashMap<u32, _> = read
+        .episodes
+        .iter()
+        .filter(|(_, e)| e.speaker == rollgraph_engine::episodes::Speaker::User)
+        .map(|(_, e)| (e.turn, e.at))
+        .collect();
+    for (_, e) in &read.episodes {
+        if e.speaker == rollgraph_engine::episodes::Speaker::Assistant
+            && let Some(at) = prompt_at.get(&e.turn)
+        {
+            assert_eq!(e.at, *at, "turn {}", e.turn);
+        }
+    }
     // The answer comes with who said it, the turn and the day.
     let a = json(&env, &["query", "money helper commit", "--json"]);
     let said = a["hits"]

@@ -380,21 +380,9 @@ pub(super) fn value_token(t: &str) -> bool {
         && t.chars().filter(|c| c.is_ascii_alphabetic()).count() <= 4
 }
 
-/// A fact: a number, limit, date or deadline with its subject
-/// ("request timeout: 3 s", "demo: the 14th").
-pub fn fact(sentence: &str) -> Option<Record> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
-        return None;
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    // The value: the first value token, with a unit or a "th/st" day.
-    let vi = ws.iter().position(|w| value_token(w.raw))?;
-    // A file, version of code or identifier is not a fact value.
-    if ws[vi].backticked {
-        return None;
-    }
+/// The value at word `vi` with what belongs to it: its unit ("20 per
+/// pod", "3 s"), month ("the 12th of November") or weekday ("Friday the 9th").
+fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     let mut value = ws[vi].text.to_owned();
     if let Some(next) = lws.get(vi + 1)
         && (lexicon::UNIT_WORDS.contains(next.as_str()) || lexicon::MONTHS.contains(next.as_str()))
@@ -432,6 +420,49 @@ pub fn fact(sentence: &str) -> Option<Record> {
             value = format!("the {value}");
         }
     }
+    value
+}
+
+/// A number with its unit and no subject ("ok so 30 per pod"): the value
+/// and its unit ("per pod"), for the fact whose value has the same unit.
+pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let vi = ws.iter().position(|w| value_token(w.raw))?;
+    if ws[vi].backticked || !lws.get(vi + 1).is_some_and(|n| lexicon::UNIT_WORDS.contains(n.as_str())) {
+        return None;
+    }
+    let value = fact_value(&ws, &lws, vi);
+    // Only the number and a few words around it ("ok so 30 per pod",
+    // "make it 20 per pod"): a longer sentence has a subject of its own.
+    let others = ws.len().saturating_sub(value.split_whitespace().count());
+    if others > 3 || ws.iter().filter(|w| value_token(w.raw)).count() > 1 {
+        return None;
+    }
+    let unit = value.split_once(' ')?.1.to_lowercase();
+    Some((value, unit))
+}
+
+/// A fact: a number, limit, date or deadline with its subject
+/// ("request timeout: 3 s", "demo: the 14th").
+pub fn fact(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    // The value: the first value token, with a unit or a "th/st" day.
+    let vi = ws.iter().position(|w| value_token(w.raw))?;
+    // A file, version of code or identifier is not a fact value.
+    if ws[vi].backticked {
+        return None;
+    }
+    let value = fact_value(&ws, &lws, vi);
     // The subject: the noun phrase before a linking verb ahead of the value,
     // or the words right before the value.
     let linkers = [

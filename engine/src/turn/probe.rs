@@ -616,6 +616,13 @@ impl<'a> Plan<'a> {
             for r in records.into_iter().flatten() {
                 self.record(&r, &ids);
             }
+            // "ok so 30 per pod": a number with the unit of exactly one fact
+            // in force, and no subject of its own, updates that fact.
+            if fact.is_none()
+                && let Some(r) = self.fact_by_unit(s)
+            {
+                self.record(&r, &ids);
+            }
             // A corrected number is a fact with history; anything else the
             // user corrects is a correction.
             if fact.is_none()
@@ -719,6 +726,31 @@ impl<'a> Plan<'a> {
         for o in old {
             self.supersede(&rid, &o);
         }
+    }
+
+    /// The fact a subjectless quantity updates: the one fact in force whose
+    /// value has the same unit, as a new value for its subject.
+    fn fact_by_unit(&self, s: &str) -> Option<extract::Record> {
+        let (value, unit) = extract::bare_quantity(s)?;
+        let mut hits = self.current_of_kind(NodeKind::Fact).into_iter().filter_map(|id| {
+            let n = self.node_ref(&id)?;
+            let (subject, old) = n.label.split_once(": ")?;
+            let old = old.to_lowercase();
+            let same_unit = old
+                .split_once(' ')
+                .is_some_and(|(_, u)| u == unit);
+            same_unit.then(|| (subject.to_owned(), old))
+        });
+        let (subject, old) = hits.next()?;
+        if hits.next().is_some() || old == value.to_lowercase() {
+            return None;
+        }
+        Some(extract::Record {
+            kind: NodeKind::Fact,
+            label: format!("{subject}: {value}"),
+            subject: Some(subject),
+            sentence: s.trim().to_owned(),
+        })
     }
 
     fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {

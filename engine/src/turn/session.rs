@@ -71,6 +71,10 @@ pub struct SessionState {
     pub pending: VecDeque<Turn>,
     /// The assistant's last reply, for the next turn's gate.
     pub last_reply: String,
+    /// When the newest prompt was sent: the time of a reply that arrives
+    /// after its prompt was probed (replays run long after the fact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_prompt_at: Option<DateTime<Utc>>,
     /// The focus of the last cycle.
     pub last_focus: Vec<NodeId>,
     /// The project directory.
@@ -863,6 +867,7 @@ impl Session {
         self.state.stats.gate(&decision);
         self.state.turn = self.state.turn.max(turn.index);
         let at = turn.timestamp.unwrap_or_else(crate::clock::now);
+        self.state.last_prompt_at = Some(at);
         self.keep_episode(turn.index, Speaker::User, &turn.user, at);
         self.state.pending.push_back(turn);
         while self.state.pending.len() > MAX_PENDING {
@@ -878,6 +883,7 @@ impl Session {
             // so the next probe still sees it.
             self.state.pending.push_back(Turn {
                 index: self.state.turn,
+                timestamp: self.state.last_prompt_at,
                 ..Turn::default()
             });
         }
