@@ -872,3 +872,20 @@ fn a_bare_number_with_the_unit_of_one_fact_updates_it() {
     assert!(facts.iter().any(|f| f == "pool: 30 per pod"), "{facts:?}");
     assert!(!facts.iter().any(|f| f.contains("40 per pod")), "{facts:?}");
 }
+
+#[test]
+fn any_verb_with_instead_replaces_what_was_just_dropped() {
+    words();
+    let d = extract::decision("Yes, please remove it and set up the zephyrpoll fallback instead.", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert!(d.chosen.as_deref().is_some_and(|c| c.starts_with("zephyrpoll")), "{d:?}");
+    assert!(extract::decision("I'll take a nap instead.", None).is_none());
+    let g = session(&[
+        "Let's use the Brokkfall endpoint for blocked sockets.",
+        "On reflection the Brokkfall endpoint isn't worth the upkeep.",
+        "Yes, please remove it and set up the zephyrpoll fallback instead.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("zephyrpoll")), "{live:?}");
+    assert!(!live.iter().any(|l| l.contains("Use the Brokkfall")), "{live:?}");
+}

@@ -316,7 +316,55 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             trimmed,
         ));
     }
-    None
+    instead_choice(trimmed, root)
+}
+
+/// "… and set up the X fallback instead": a clause of any verb that ends in
+/// "instead" chooses its object over the choice the turn talks about.
+fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let s = sentence.trim().trim_end_matches(['.', '!']);
+    let body = s
+        .strip_suffix("instead")
+        .or_else(|| s.strip_suffix("Instead"))?;
+    if !body.ends_with(' ') {
+        return None;
+    }
+    // The last clause: after the last comma, semicolon or "and".
+    let mut clause = body.trim();
+    for sep in [",", ";", " and ", " then "] {
+        if let Some(p) = clause.rfind(sep) {
+            clause = clause[p + sep.len()..].trim();
+        }
+    }
+    // Drop the verb and its particle: "set up the X" → "the X".
+    let mut words: Vec<&str> = clause.split_whitespace().collect();
+    if words.len() < 2 || words.len() > 8 {
+        return None;
+    }
+    let first = words.remove(0).to_lowercase();
+    if lexicon::is_stop(&first) || lexicon::is_closed_class(&first) {
+        return None;
+    }
+    if words
+        .first()
+        .is_some_and(|w| matches!(w.to_lowercase().as_str(), "up" | "in" | "on" | "out" | "back"))
+    {
+        words.remove(0);
+    }
+    let object = trim_fillers(&words.join(" "));
+    if object.is_empty() || is_non_choice(&object) {
+        return None;
+    }
+    let chosen = chosen_of(&object, root)?;
+    Some(finish_decision(
+        format!("Use {object} instead of {PREVIOUS_NAMED}"),
+        Some(chosen),
+        Some(PREVIOUS_NAMED.to_owned()),
+        "",
+        &object,
+        DecisionMove::Choose,
+        sentence.trim(),
+    ))
 }
 
 /// Whether the words before a bare "use"/"go with" are a short lead ending in

@@ -965,6 +965,17 @@ impl<'a> Plan<'a> {
         self.newest(named)
     }
 
+    /// A drop decision in force made in this turn or the one before.
+    fn recent_drop(&self) -> Option<NodeId> {
+        let recent = self.current_of_kind(NodeKind::Decision).into_iter().filter(|id| {
+            self.node_ref(id).is_some_and(|n| {
+                n.label.starts_with("Drop ")
+                    && n.evidence.iter().any(|e| e.turn + 1 >= self.turn)
+            })
+        });
+        self.newest(recent)
+    }
+
     /// The label of an existing entity that `name` is short for ("x" of
     /// "ingress-x"), when exactly one answers.
     fn known_long_form(&self, name: &str) -> Option<String> {
@@ -1034,6 +1045,19 @@ impl<'a> Plan<'a> {
                 .previous_choice_named(None)
                 .and_then(|id| self.choice_of(&id))
                 .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()));
+            // "X isn't worth it." then "set up Y instead": instead of what
+            // was just dropped (this turn or the one before).
+            if named.is_none()
+                && let Some(drop) = self.recent_drop()
+            {
+                let d = extract::Decision {
+                    label: d.label.replace(&marker, ""),
+                    replaced: None,
+                    ..d.clone()
+                };
+                self.last_drop = Some(drop);
+                return self.decision(&d);
+            }
             let d = extract::Decision {
                 label: match &named {
                     Some(n) => d.label.replace(&marker, &format!(" instead of {n}")),
