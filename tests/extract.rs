@@ -889,3 +889,26 @@ fn any_verb_with_instead_replaces_what_was_just_dropped() {
     assert!(live.iter().any(|l| l.contains("zephyrpoll")), "{live:?}");
     assert!(!live.iter().any(|l| l.contains("Use the Brokkfall")), "{live:?}");
 }
+
+#[test]
+fn a_pronoun_role_later_in_the_sentence_and_a_script_run_on_a_path() {
+    let got = kinds(
+        "Incidentally, qlorin will be doing the visual design for the panel — he's our frontend designer.",
+    );
+    assert!(
+        got.contains(&("qlorin".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    // Another name between them takes the pronoun.
+    let got = kinds("Incidentally, qlorin will pair with Marta Vell on it — she's our designer.");
+    assert!(
+        !got.contains(&("qlorin".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    let r = extract::answered_procedure(
+        "how do i run it on the cluster again? i always forget",
+        "Yes: qbatch scripts/train.job configs/base.yaml. It asks for one GPU.",
+    )
+    .unwrap_or_else(|| panic!("no procedure"));
+    assert_eq!(r.label, "run: qbatch scripts/train.job configs/base.yaml");
+}

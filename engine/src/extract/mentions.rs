@@ -351,7 +351,12 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 the_role.or_else(|| {
                     (subject && zipf_below(3.5))
                         .then(|| {
-                            (i + 1..(i + 7).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k))
+                            // The pronoun refers to this name while no other
+                            // name comes between: "x will do the design for
+                            // the panel — he's our designer".
+                            (i + 1..(i + 15).min(ws.len()))
+                                .take_while(|&k| !is_capitalized(ws[k].text) || ws[k].sentence_start)
+                                .find_map(|k| pronoun_role_at(&ws, k))
                         })
                         .flatten()
                 })

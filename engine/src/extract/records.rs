@@ -306,9 +306,12 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
     {
         return None;
     }
-    let (cmd, sentence) = super::sentences(reply)
-        .into_iter()
-        .find_map(|s| command_in(&s).or_else(|| bare_command(&s)).map(|c| (c, s)))?;
+    let (cmd, sentence) = super::sentences(reply).into_iter().find_map(|s| {
+        command_in(&s)
+            .or_else(|| bare_command(&s))
+            .or_else(|| path_command(&s))
+            .map(|c| (c, s))
+    })?;
     let named = |w: &str| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t);
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric() && c != '-')
@@ -338,6 +341,39 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
         subject: Some(task),
         sentence: sentence.trim().to_owned(),
     })
+}
+
+/// A program run on a path, as a reply to a question for a command gives
+/// it: "Yes: tool scripts/train.job configs/base.yaml." → "tool
+/// scripts/train.job configs/base.yaml". The program is a lowercase word
+/// that is no function word; the path has a slash or a file extension.
+fn path_command(sentence: &str) -> Option<String> {
+    let toks: Vec<&str> = sentence
+        .split_whitespace()
+        .map(|t| t.trim_end_matches([',', '.', ';', ')', ':']))
+        .collect();
+    let pathish = |t: &str| {
+        t.chars().any(|c| c.is_ascii_alphabetic())
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_' | '-' | '%'))
+            && (t.contains('/') || super::mentions::file_path(t, None).is_some())
+    };
+    let program = |t: &str| {
+        t.len() >= 2
+            && t.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_'))
+            && !lexicon::is_stop(t)
+            && !lexicon::is_closed_class(t)
+    };
+    let p = (0..toks.len().saturating_sub(1)).find(|&i| program(toks[i]) && pathish(toks[i + 1]))?;
+    let mut end = p + 2;
+    while end < toks.len()
+        && end - p < 6
+        && (pathish(toks[end]) || toks[end].starts_with('-'))
+    {
+        end += 1;
+    }
+    Some(toks[p..end].join(" "))
 }
 
 /// An intention or blocker: "next I'll add pagination", "blocked on Lena's review".
