@@ -912,3 +912,21 @@ fn a_pronoun_role_later_in_the_sentence_and_a_script_run_on_a_path() {
     .unwrap_or_else(|| panic!("no procedure"));
     assert_eq!(r.label, "run: qbatch scripts/train.job configs/base.yaml");
 }
+
+#[test]
+fn a_date_after_a_deadline_word_is_a_deadline() {
+    words();
+    let label = |s: &str| extract::fact(s).map(|r| r.label);
+    assert_eq!(
+        label("My boss wants the grant report by the 30th, so this week is chaos."),
+        Some("grant report deadline: the 30th".to_owned())
+    );
+    // A version number before it does not hide the date.
+    assert_eq!(
+        label("So we must publish 2.0.0 latest on 20 November."),
+        Some("deadline: 20 November".to_owned())
+    );
+    // A time, or a date after another word, is no deadline.
+    assert_eq!(label("I was there by 5 pm"), None);
+    assert_eq!(label("he can start on Monday August 2"), None);
+}

@@ -190,6 +190,11 @@ list!(
     "Phrases that give a command to run."
 );
 list!(
+    DEADLINE_CUES,
+    "deadline_cues.txt",
+    "Words before a date that make it a deadline."
+);
+list!(
     COMMAND_QUESTIONS,
     "command_questions.txt",
     "Questions that ask for a command to run."

@@ -492,13 +492,88 @@ pub fn fact(sentence: &str) -> Option<Record> {
     }
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    // The value: the first value token, with a unit or a "th/st" day.
-    let vi = ws.iter().position(|w| value_token(w.raw))?;
+    // The value: the first value token with a subject, else the first date
+    // after a deadline word ("publish 2.0.0 latest on 20 November").
+    let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
+    let first = *values.first()?;
+    fact_at(s, &ws, &lws, first).or_else(|| {
+        values
+            .iter()
+            .find_map(|&vi| deadline_at(s, &ws, &lws, vi))
+    })
+}
+
+/// A date after a deadline word ("by the 30th", "latest on 20 November"),
+/// as a fact about what is due: the object before the word when there is
+/// one ("grant report deadline: the 30th"), else "deadline".
+fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
+    if ws[vi].backticked {
+        return None;
+    }
+    let value = fact_value(ws, lws, vi);
+    let dated = value.split_whitespace().any(|w| {
+        let l = w.to_lowercase();
+        lexicon::MONTHS.contains(l.as_str())
+            || lexicon::WEEKDAYS.contains(l.as_str())
+            || ["st", "nd", "rd", "th"]
+                .iter()
+                .any(|x| l.ends_with(x) && l[..l.len() - 2].chars().all(|c| c.is_ascii_digit()) && l.len() > 2)
+    });
+    if !dated {
+        return None;
+    }
+    // The words before the value, past "the" and a month or weekday.
+    let mut k = vi;
+    while k > 0 {
+        let w = lws[k - 1].as_str();
+        if w == "the" || lexicon::MONTHS.contains(w) || lexicon::WEEKDAYS.contains(w) {
+            k -= 1;
+        } else {
+            break;
+        }
+    }
+    let before = lws[..k].join(" ");
+    let cue = lexicon::DEADLINE_CUES
+        .iter()
+        .filter(|c| before.ends_with(&format!(" {c}")) || before == **c)
+        .max_by_key(|c| c.len())?;
+    let cue_words = cue.split_whitespace().count();
+    let head = k.checked_sub(cue_words)?;
+    let object: Vec<&str> = lws[..head]
+        .iter()
+        .rev()
+        .take_while(|w| {
+            w.chars().all(|c| c.is_alphanumeric() || c == '-')
+                && !lexicon::is_stop(w)
+                && !lexicon::is_closed_class(w)
+        })
+        .filter(|w| !value_token(w))
+        .take(2)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let subject = if object.is_empty() {
+        "deadline".to_owned()
+    } else {
+        format!("{} deadline", object.join(" "))
+    };
+    Some(Record {
+        kind: NodeKind::Fact,
+        label: format!("{subject}: {value}"),
+        subject: Some(subject),
+        sentence: s.to_owned(),
+    })
+}
+
+/// The fact with its value at word `vi`, when a subject is found for it.
+fn fact_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
     // A file, version of code or identifier is not a fact value.
     if ws[vi].backticked {
         return None;
     }
-    let value = fact_value(&ws, &lws, vi);
+    let value = fact_value(ws, lws, vi);
     // The subject: the noun phrase before a linking verb ahead of the value,
     // or the words right before the value.
     let linkers = [
