@@ -930,3 +930,14 @@ fn a_date_after_a_deadline_word_is_a_deadline() {
     assert_eq!(label("I was there by 5 pm"), None);
     assert_eq!(label("he can start on Monday August 2"), None);
 }
+
+#[test]
+fn x_it_is_settles_a_choice() {
+    words();
+    let d = extract::decision("2.8.0 it is.", None).unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("2.8.0"));
+    let d = extract::decision("Brokk it is then.", None).unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("Brokk"));
+    assert!(extract::decision("That's how it is.", None).is_none());
+    assert!(extract::decision("Well it is.", None).is_none());
+}

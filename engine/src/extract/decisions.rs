@@ -316,7 +316,29 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             trimmed,
         ));
     }
-    instead_choice(trimmed, root)
+    instead_choice(trimmed, root).or_else(|| it_is_choice(trimmed, root))
+}
+
+/// "X it is." (the idiom that settles a choice): X, a few words long.
+fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let s = sentence.trim().trim_end_matches(['.', '!']).trim();
+    let s = strip_suffix_ci(s, " then").unwrap_or(s).trim_end_matches(',');
+    let x = strip_suffix_ci(s, " it is")?.trim();
+    let n = x.split_whitespace().count();
+    let first = x.split_whitespace().next()?.to_lowercase();
+    if !(1..=4).contains(&n) || lexicon::is_stop(&first) || lexicon::is_closed_class(&first) {
+        return None;
+    }
+    let chosen = chosen_of(x, root)?;
+    Some(finish_decision(
+        format!("Use {x}"),
+        Some(chosen),
+        None,
+        "",
+        x,
+        DecisionMove::Choose,
+        sentence.trim(),
+    ))
 }
 
 /// "… and set up the X fallback instead": a clause of any verb that ends in
