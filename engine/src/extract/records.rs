@@ -290,22 +290,27 @@ pub fn procedure(sentence: &str) -> Option<Record> {
     })
 }
 
+/// Whether a prompt asks for a command to run ("what's the command for
+/// the docs?", "how do i run it on the cluster again").
+pub fn asks_for_command(question: &str) -> bool {
+    let q = question.trim();
+    let lower = q.to_lowercase();
+    lexicon::COMMAND_QUESTIONS
+        .iter()
+        .any(|c| find_ci(q, c).is_some())
+        && lower
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| matches!(w, "how" | "what" | "which" | "where"))
+}
+
 /// The command a reply gives to a question that asks for one ("what's the
 /// command for killing idle sessions?" → "./scripts/kill-idle.sh …"), as a
 /// procedure named by the question's task.
 pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
-    let q = question.trim();
-    let lower = q.to_lowercase();
-    if !lexicon::COMMAND_QUESTIONS
-        .iter()
-        .any(|c| find_ci(q, c).is_some())
-        || !(q.contains('?')
-            || lower
-                .split(|c: char| !c.is_alphanumeric())
-                .any(|w| matches!(w, "how" | "what" | "which" | "where")))
-    {
+    if !asks_for_command(question) {
         return None;
     }
+    let lower = question.trim().to_lowercase();
     let (cmd, sentence) = super::sentences(reply).into_iter().find_map(|s| {
         command_in(&s)
             .or_else(|| bare_command(&s))

@@ -204,6 +204,11 @@ pub fn decide<K: KnownNames + ?Sized>(
         memory.push("a quantity");
         inferred.push(Inferred::Quantity);
     }
+    // "what's the command for the docs?": the reply will hold a procedure.
+    if extract::asks_for_command(input.prompt) {
+        memory.push("asks for a command");
+        strong = true;
+    }
     if !memory.is_empty() {
         triggers.push(Trigger::Memory);
         reasons.push(memory.join(", "));
@@ -237,6 +242,13 @@ pub fn decide<K: KnownNames + ?Sized>(
             reasons.push("accepts the reply".into());
             inferred.push(Inferred::Acceptance);
         }
+    } else if extract::is_go_ahead(input.prompt)
+        && extract::stated_proposal(input.previous_reply, None).is_some()
+    {
+        // "ok, go like this" to "my suggestion: X".
+        triggers.push(Trigger::Decision);
+        reasons.push("goes ahead with a proposal".into());
+        hard = true;
     } else if cfg.soft_choices
         && (words.iter().any(|w| keeps_choice(w))
             || statements().any(|s| extract::decision(s, None).is_some() || settles_choice(s)))
@@ -893,7 +905,8 @@ mod tests {
                 "keeps or settles a choice",
                 true,
             ),
-            ("Hexfield it is.", "", "keeps or settles a choice", true),
+            // Seen whole now: the extractor reads "X it is" as a choice.
+            ("Hexfield it is.", "", "decision language", true),
             ("Keep?", "", "keeps or settles a choice", false),
             (
                 "It is what it is, I guess we wait.",
@@ -901,6 +914,26 @@ mod tests {
                 "keeps or settles a choice",
                 false,
             ),
+            (
+                "ok, go like this.",
+                "The runtime is slow. My suggestion: move the theme to Quorrakit tokens.",
+                "goes ahead with a proposal",
+                true,
+            ),
+            (
+                "ok, go like this.",
+                "Quorrakit starts on port 6006.",
+                "goes ahead with a proposal",
+                false,
+            ),
+            (
+                "What is the command now for the docs?",
+                "",
+                "asks for a command",
+                true,
+            ),
+            ("how do i run it on the cluster again", "", "asks for a command", true),
+            ("Did the command finish?", "", "asks for a command", false),
             ("Nice, ship it.", "", "accepts the reply", true),
             (
                 "Makes sense, so yes, go for it. Then the docs.",
