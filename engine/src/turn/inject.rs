@@ -179,7 +179,8 @@ fn item_text(g: &Graph, n: &Node) -> String {
     s.push_str(&format!(" ({tag})"));
     if let Some(d) = n.detail.as_deref().filter(|d| !d.trim().is_empty()) {
         s.push_str(" — ");
-        s.push_str(&short(d.trim(), 100));
+        // As long as the block shows it: an update never says less.
+        s.push_str(&short(d.trim(), 120));
     }
     s
 }
