@@ -773,7 +773,10 @@ fn a_short_go_ahead_accepts_only_a_stated_proposal() {
     assert!(live.iter().any(|l| l.contains("Quorrakit")), "{live:?}");
     // A go-ahead after a report (no proposal stated) decides nothing.
     let g = session_with_replies(&[
-        ("How do I start it?", "Brokkctl starts the server on port 6006."),
+        (
+            "How do I start it?",
+            "Brokkctl starts the server on port 6006.",
+        ),
         ("Good.", ""),
     ]);
     assert!(in_force(&g).is_empty(), "{:?}", in_force(&g));
@@ -828,10 +831,7 @@ fn acronyms_kebab_names_and_ticket_keys() {
     );
     // A role noun that modifies the next noun names no role.
     let got = kinds("pnpm zephyrbook starts the dev server on port 6006.");
-    assert!(
-        got.iter().all(|(_, k)| *k != NodeKind::Person),
-        "{got:?}"
-    );
+    assert!(got.iter().all(|(_, k)| *k != NodeKind::Person), "{got:?}");
 }
 
 #[test]
@@ -862,7 +862,10 @@ fn a_bare_number_with_the_unit_of_one_fact_updates_it() {
     // A sentence with its own subject, or two numbers, is no bare quantity.
     assert!(extract::bare_quantity("Cloud SQL backups are retained for 7 days now.").is_none());
     assert!(extract::bare_quantity("12 pods x 30 per pod").is_none());
-    let g = session(&["pool is 40 per pod.", "ok so 30 per pod. that's the real number."]);
+    let g = session(&[
+        "pool is 40 per pod.",
+        "ok so 30 per pod. that's the real number.",
+    ]);
     let facts: Vec<String> = g
         .nodes()
         .into_iter()
@@ -876,9 +879,17 @@ fn a_bare_number_with_the_unit_of_one_fact_updates_it() {
 #[test]
 fn any_verb_with_instead_replaces_what_was_just_dropped() {
     words();
-    let d = extract::decision("Yes, please remove it and set up the zephyrpoll fallback instead.", None)
-        .unwrap_or_else(|| panic!("no decision"));
-    assert!(d.chosen.as_deref().is_some_and(|c| c.starts_with("zephyrpoll")), "{d:?}");
+    let d = extract::decision(
+        "Yes, please remove it and set up the zephyrpoll fallback instead.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("no decision"));
+    assert!(
+        d.chosen
+            .as_deref()
+            .is_some_and(|c| c.starts_with("zephyrpoll")),
+        "{d:?}"
+    );
     assert!(extract::decision("I'll take a nap instead.", None).is_none());
     let g = session(&[
         "Let's use the Brokkfall endpoint for blocked sockets.",
@@ -887,7 +898,10 @@ fn any_verb_with_instead_replaces_what_was_just_dropped() {
     ]);
     let live = in_force(&g);
     assert!(live.iter().any(|l| l.contains("zephyrpoll")), "{live:?}");
-    assert!(!live.iter().any(|l| l.contains("Use the Brokkfall")), "{live:?}");
+    assert!(
+        !live.iter().any(|l| l.contains("Use the Brokkfall")),
+        "{live:?}"
+    );
 }
 
 #[test]

@@ -322,7 +322,9 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
 /// "X it is." (the idiom that settles a choice): X, a few words long.
 fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let s = sentence.trim().trim_end_matches(['.', '!']).trim();
-    let s = strip_suffix_ci(s, " then").unwrap_or(s).trim_end_matches(',');
+    let s = strip_suffix_ci(s, " then")
+        .unwrap_or(s)
+        .trim_end_matches(',');
     let x = strip_suffix_ci(s, " it is")?.trim();
     let n = x.split_whitespace().count();
     let first = x.split_whitespace().next()?.to_lowercase();
@@ -367,10 +369,12 @@ fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     if lexicon::is_stop(&first) || lexicon::is_closed_class(&first) {
         return None;
     }
-    if words
-        .first()
-        .is_some_and(|w| matches!(w.to_lowercase().as_str(), "up" | "in" | "on" | "out" | "back"))
-    {
+    if words.first().is_some_and(|w| {
+        matches!(
+            w.to_lowercase().as_str(),
+            "up" | "in" | "on" | "out" | "back"
+        )
+    }) {
         words.remove(0);
     }
     let object = trim_fillers(&words.join(" "));
@@ -395,7 +399,10 @@ fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
 fn subject_led(head: &str) -> bool {
     let words: Vec<String> = head
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
         .collect();
     words.len() <= 4
         && words
@@ -958,14 +965,19 @@ pub fn is_go_ahead(prompt: &str) -> bool {
         && !lexicon::NEGATION_CUES
             .iter()
             .any(|c| find_ci(&first, c).is_some())
-        && !words.iter().any(|w| w == "not" || w == "no" || w.ends_with("n't"))
+        && !words
+            .iter()
+            .any(|w| w == "not" || w == "no" || w.ends_with("n't"))
         && mentions(&first, None).iter().all(|m| !m.strong)
 }
 
 /// The last proposal the reply states in so many words ("I'd suggest X",
 /// "my suggestion: X"), as the decision it becomes when accepted.
 pub fn stated_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
-    sentences(reply).iter().rev().find_map(|s| proposal(s, root))
+    sentences(reply)
+        .iter()
+        .rev()
+        .find_map(|s| proposal(s, root))
 }
 
 /// Whether a prompt accepts what was just proposed ("yes, do that",

@@ -16,7 +16,8 @@ pub(super) fn is_capitalized(w: &str) -> bool {
 pub(super) fn is_acronym(w: &str) -> bool {
     let n = w.chars().count();
     (2..=6).contains(&n)
-        && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && w.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
         && w.chars().filter(char::is_ascii_uppercase).count() >= 2
 }
 
@@ -81,12 +82,18 @@ pub(super) fn identifier(w: &Word<'_>) -> bool {
     let kebab = t.contains('-')
         && !t.starts_with('-')
         && !t.ends_with('-')
-        && t.split('-').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+        && t.split('-').all(|p| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
         && t.chars().any(|c| c.is_ascii_alphabetic())
         && (w.backticked
             || (lexicon::frequencies_loaded()
                 && t.split('-').any(|p| {
-                    p.len() >= 3 && p.chars().all(|c| c.is_ascii_alphabetic()) && !lexicon::is_known_word(p)
+                    p.len() >= 3
+                        && p.chars().all(|c| c.is_ascii_alphabetic())
+                        && !lexicon::is_known_word(p)
                 })));
     // An issue or ticket key: "ABC-123".
     let ticket = t.split_once('-').is_some_and(|(a, b)| {
@@ -355,7 +362,9 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                             // name comes between: "x will do the design for
                             // the panel — he's our designer".
                             (i + 1..(i + 15).min(ws.len()))
-                                .take_while(|&k| !is_capitalized(ws[k].text) || ws[k].sentence_start)
+                                .take_while(|&k| {
+                                    !is_capitalized(ws[k].text) || ws[k].sentence_start
+                                })
                                 .find_map(|k| pronoun_role_at(&ws, k))
                         })
                         .flatten()

@@ -370,12 +370,10 @@ fn path_command(sentence: &str) -> Option<String> {
             && !lexicon::is_stop(t)
             && !lexicon::is_closed_class(t)
     };
-    let p = (0..toks.len().saturating_sub(1)).find(|&i| program(toks[i]) && pathish(toks[i + 1]))?;
+    let p =
+        (0..toks.len().saturating_sub(1)).find(|&i| program(toks[i]) && pathish(toks[i + 1]))?;
     let mut end = p + 2;
-    while end < toks.len()
-        && end - p < 6
-        && (pathish(toks[end]) || toks[end].starts_with('-'))
-    {
+    while end < toks.len() && end - p < 6 && (pathish(toks[end]) || toks[end].starts_with('-')) {
         end += 1;
     }
     Some(toks[p..end].join(" "))
@@ -474,7 +472,11 @@ pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
     let vi = ws.iter().position(|w| value_token(w.raw))?;
-    if ws[vi].backticked || !lws.get(vi + 1).is_some_and(|n| lexicon::UNIT_WORDS.contains(n.as_str())) {
+    if ws[vi].backticked
+        || !lws
+            .get(vi + 1)
+            .is_some_and(|n| lexicon::UNIT_WORDS.contains(n.as_str()))
+    {
         return None;
     }
     let value = fact_value(&ws, &lws, vi);
@@ -501,11 +503,8 @@ pub fn fact(sentence: &str) -> Option<Record> {
     // after a deadline word ("publish 2.0.0 latest on 20 November").
     let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
     let first = *values.first()?;
-    fact_at(s, &ws, &lws, first).or_else(|| {
-        values
-            .iter()
-            .find_map(|&vi| deadline_at(s, &ws, &lws, vi))
-    })
+    fact_at(s, &ws, &lws, first)
+        .or_else(|| values.iter().find_map(|&vi| deadline_at(s, &ws, &lws, vi)))
 }
 
 /// A date after a deadline word ("by the 30th", "latest on 20 November"),
@@ -520,9 +519,11 @@ fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Op
         let l = w.to_lowercase();
         lexicon::MONTHS.contains(l.as_str())
             || lexicon::WEEKDAYS.contains(l.as_str())
-            || ["st", "nd", "rd", "th"]
-                .iter()
-                .any(|x| l.ends_with(x) && l[..l.len() - 2].chars().all(|c| c.is_ascii_digit()) && l.len() > 2)
+            || ["st", "nd", "rd", "th"].iter().any(|x| {
+                l.ends_with(x)
+                    && l[..l.len() - 2].chars().all(|c| c.is_ascii_digit())
+                    && l.len() > 2
+            })
     });
     if !dated {
         return None;

@@ -932,7 +932,12 @@ mod tests {
                 "asks for a command",
                 true,
             ),
-            ("how do i run it on the cluster again", "", "asks for a command", true),
+            (
+                "how do i run it on the cluster again",
+                "",
+                "asks for a command",
+                true,
+            ),
             ("Did the command finish?", "", "asks for a command", false),
             ("Nice, ship it.", "", "accepts the reply", true),
             (

@@ -732,15 +732,16 @@ impl<'a> Plan<'a> {
     /// value has the same unit, as a new value for its subject.
     fn fact_by_unit(&self, s: &str) -> Option<extract::Record> {
         let (value, unit) = extract::bare_quantity(s)?;
-        let mut hits = self.current_of_kind(NodeKind::Fact).into_iter().filter_map(|id| {
-            let n = self.node_ref(&id)?;
-            let (subject, old) = n.label.split_once(": ")?;
-            let old = old.to_lowercase();
-            let same_unit = old
-                .split_once(' ')
-                .is_some_and(|(_, u)| u == unit);
-            same_unit.then(|| (subject.to_owned(), old))
-        });
+        let mut hits = self
+            .current_of_kind(NodeKind::Fact)
+            .into_iter()
+            .filter_map(|id| {
+                let n = self.node_ref(&id)?;
+                let (subject, old) = n.label.split_once(": ")?;
+                let old = old.to_lowercase();
+                let same_unit = old.split_once(' ').is_some_and(|(_, u)| u == unit);
+                same_unit.then(|| (subject.to_owned(), old))
+            });
         let (subject, old) = hits.next()?;
         if hits.next().is_some() || old == value.to_lowercase() {
             return None;
@@ -967,12 +968,15 @@ impl<'a> Plan<'a> {
 
     /// A drop decision in force made in this turn or the one before.
     fn recent_drop(&self) -> Option<NodeId> {
-        let recent = self.current_of_kind(NodeKind::Decision).into_iter().filter(|id| {
-            self.node_ref(id).is_some_and(|n| {
-                n.label.starts_with("Drop ")
-                    && n.evidence.iter().any(|e| e.turn + 1 >= self.turn)
-            })
-        });
+        let recent = self
+            .current_of_kind(NodeKind::Decision)
+            .into_iter()
+            .filter(|id| {
+                self.node_ref(id).is_some_and(|n| {
+                    n.label.starts_with("Drop ")
+                        && n.evidence.iter().any(|e| e.turn + 1 >= self.turn)
+                })
+            });
         self.newest(recent)
     }
 
@@ -1337,9 +1341,10 @@ impl<'a> Plan<'a> {
                     .any(|c| find_word(&said, c));
             // A sentence that names what it replaces ("rather than by eye")
             // replaces that, not every choice it happens to mention.
-            let names_other = d.replaced.as_deref().is_some_and(|r| {
-                r != extract::PREVIOUS_CHOICE && r != extract::PREVIOUS_NAMED
-            });
+            let names_other = d
+                .replaced
+                .as_deref()
+                .is_some_and(|r| r != extract::PREVIOUS_CHOICE && r != extract::PREVIOUS_NAMED);
             let by_naming = contrast
                 && !names_other
                 && old_choice
@@ -1376,7 +1381,8 @@ impl<'a> Plan<'a> {
         } else if old.is_empty()
             && d.moves == DecisionMove::Choose
             && d.replaced.is_none()
-            && let Some(p) = self.choice_named_elsewhere(&did, &d.sentence, &topic, chosen_id.as_ref())
+            && let Some(p) =
+                self.choice_named_elsewhere(&did, &d.sentence, &topic, chosen_id.as_ref())
         {
             // "Storybook takes 50 s to start … We go with Ladle": the turn
             // talks about the choice in force, then makes another.
@@ -1408,15 +1414,17 @@ impl<'a> Plan<'a> {
                 return false;
             }
             let old_topic = self.topic_of(id);
-            if !topic.is_empty() && !old_topic.is_empty() && !topic.iter().any(|w| old_topic.contains(w)) {
+            if !topic.is_empty()
+                && !old_topic.is_empty()
+                && !topic.iter().any(|w| old_topic.contains(w))
+            {
                 return false;
             }
             self.choice_of(id)
                 .filter(|c| Some(c) != chosen)
                 .and_then(|c| self.node_ref(&c))
                 .is_some_and(|c| {
-                    c.kind == chosen_kind
-                        && c.names().any(|x| x.len() >= 3 && find_word(&rest, &x))
+                    c.kind == chosen_kind && c.names().any(|x| x.len() >= 3 && find_word(&rest, &x))
                 })
         });
         self.newest(named)
