@@ -201,13 +201,14 @@ pub fn holds(text: &str, term: &str) -> bool {
         .any(|a| !a.is_empty() && t.contains(&a))
 }
 
-/// The decision lines of a render: the section of decisions in force.
-fn decision_lines(render: &str) -> Vec<&str> {
+/// The lines of the render's sections whose titles hold one of `sections`.
+fn section_lines<'r>(render: &'r str, sections: &[&str]) -> Vec<&'r str> {
     let mut out = Vec::new();
     let mut inside = false;
     for line in render.lines() {
         if line.starts_with("## ") {
-            inside = line.to_lowercase().contains("decision");
+            let l = line.to_lowercase();
+            inside = sections.iter().any(|s| l.contains(s));
             continue;
         }
         if inside && line.starts_with("- ") {
@@ -250,10 +251,14 @@ pub fn score(
             s.missed.push(format!("must_show: {term}"));
         }
     }
-    let lines = decision_lines(render);
+    // A changed plan may be held as a fact with history ("move: July 24
+    // (was: move: July 17)"): it counts as shown. Only decision lines can
+    // show an old choice in force; a fact may name it ("X: £6,200").
+    let lines = section_lines(render, &["decision"]);
+    let changed = section_lines(render, &["decision", "facts"]);
     for p in &labels.superseded {
         s.superseded.1 += 1;
-        let shown = lines
+        let shown = changed
             .iter()
             .any(|l| holds(in_force_part(l), &p.new) && holds(history_part(l), &p.old));
         if shown {
@@ -726,9 +731,12 @@ mod tests {
 
     #[test]
     fn decision_history_is_read_apart_from_the_choice() {
-        let render = "## Decisions in force\n- Use arq for the queue (was: Use celery)\n- Use redis\n## Near\n- celery\n";
-        let lines = decision_lines(render);
+        let render = "## Decisions in force\n- Use arq for the queue (was: Use celery)\n- Use redis\n## Facts, rules and preferences\n- move: July 24 (was: move: July 17) (fact)\n## Near\n- celery\n";
+        let lines = section_lines(render, &["decision"]);
         assert_eq!(lines.len(), 2);
+        let changed = section_lines(render, &["decision", "facts"]);
+        assert_eq!(changed.len(), 3);
+        assert!(holds(history_part(changed[2]), "July 17"));
         assert!(holds(in_force_part(lines[0]), "arq"));
         assert!(!holds(in_force_part(lines[0]), "celery"));
         assert!(holds(history_part(lines[0]), "celery"));

@@ -955,3 +955,27 @@ fn x_it_is_settles_a_choice() {
     assert!(extract::decision("That's how it is.", None).is_none());
     assert!(extract::decision("Well it is.", None).is_none());
 }
+
+#[test]
+fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
+    words();
+    let e = extract::event(
+        "Completion is set for Friday July 16, so I'm thinking we move on Saturday July 17.",
+    )
+    .map(|r| r.label);
+    assert_eq!(e.as_deref(), Some("move: Saturday July 17"));
+    assert!(extract::event("I turned it on 5 times.").is_none());
+    assert!(extract::event("The meeting on Friday went fine.").is_none());
+    let g = session(&[
+        "we move on Saturday July 17.",
+        "So the move is now Saturday July 24.",
+    ]);
+    let facts: Vec<String> = g
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
+        .map(|n| n.label.clone())
+        .collect();
+    assert!(facts.iter().any(|f| f.contains("July 24")), "{facts:?}");
+    assert!(!facts.iter().any(|f| f.contains("July 17")), "{facts:?}");
+}

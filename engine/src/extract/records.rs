@@ -507,28 +507,36 @@ pub fn fact(sentence: &str) -> Option<Record> {
         .or_else(|| values.iter().find_map(|&vi| deadline_at(s, &ws, &lws, vi)))
 }
 
-/// A date after a deadline word ("by the 30th", "latest on 20 November"),
-/// as a fact about what is due: the object before the word when there is
-/// one ("grant report deadline: the 30th"), else "deadline".
-fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
-    if ws[vi].backticked {
+/// An event on a day said with a pronoun as its subject, anywhere in the
+/// sentence, beside any other fact in it: "completion is set for July 16,
+/// so we move on Saturday July 17" → "move: Saturday July 17".
+pub fn event(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
         return None;
     }
-    let value = fact_value(ws, lws, vi);
-    let dated = value.split_whitespace().any(|w| {
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    (0..ws.len())
+        .filter(|&i| value_token(ws[i].raw))
+        .find_map(|vi| event_at(s, &ws, &lws, vi))
+}
+
+/// Whether a fact value names a day: a month, a weekday or an ordinal.
+fn is_dated(value: &str) -> bool {
+    value.split_whitespace().any(|w| {
         let l = w.to_lowercase();
         lexicon::MONTHS.contains(l.as_str())
             || lexicon::WEEKDAYS.contains(l.as_str())
-            || ["st", "nd", "rd", "th"].iter().any(|x| {
-                l.ends_with(x)
-                    && l[..l.len() - 2].chars().all(|c| c.is_ascii_digit())
-                    && l.len() > 2
-            })
-    });
-    if !dated {
-        return None;
-    }
-    // The words before the value, past "the" and a month or weekday.
+            || (l.len() > 2
+                && ["st", "nd", "rd", "th"].iter().any(|x| l.ends_with(x))
+                && l[..l.len() - 2].chars().all(|c| c.is_ascii_digit()))
+    })
+}
+
+/// The index of the first word of the date that ends at `vi`: past "the"
+/// and a month or weekday before the number.
+fn date_start(lws: &[String], vi: usize) -> usize {
     let mut k = vi;
     while k > 0 {
         let w = lws[k - 1].as_str();
@@ -538,6 +546,70 @@ fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Op
             break;
         }
     }
+    k
+}
+
+/// An event on a day, said with a pronoun as subject: "we move on Saturday
+/// July 17" → "move: Saturday July 17". The verb names the event; a later
+/// "the move is now July 24" updates it.
+fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
+    if ws[vi].backticked {
+        return None;
+    }
+    let value = fact_value(ws, lws, vi);
+    if !is_dated(&value) {
+        return None;
+    }
+    let k = date_start(lws, vi);
+    if k < 3 || lws[k - 1] != "on" {
+        return None;
+    }
+    let event = lws[k - 2].as_str();
+    let subject = lws[k - 3].as_str();
+    let plain = |w: &str| w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic());
+    let pronoun = lexicon::SUBJECT_PRONOUNS.contains(subject) || matches!(subject, "they" | "you");
+    if !plain(event)
+        || !pronoun
+        // Not a function word ("we are on …"); an ordinary verb may be a
+        // stop word of topics ("move") and still name the event.
+        || lexicon::zipf(event).is_some_and(|z| z >= 6.5)
+        || lexicon::INTERJECTIONS.contains(event)
+        || lexicon::MONTHS.contains(event)
+        || lexicon::WEEKDAYS.contains(event)
+        || ws[k - 2].raw.ends_with([',', '.', ';', ':'])
+    {
+        return None;
+    }
+    // "Saturday July 17": the value with its weekday when one was said.
+    let value = if k < vi
+        && lexicon::WEEKDAYS.contains(lws[k].as_str())
+        && !value.starts_with(ws[k].text)
+    {
+        format!("{} {value}", ws[k].text)
+    } else {
+        value
+    };
+    Some(Record {
+        kind: NodeKind::Fact,
+        label: format!("{event}: {value}"),
+        subject: Some(event.to_owned()),
+        sentence: s.to_owned(),
+    })
+}
+
+/// A date after a deadline word ("by the 30th", "latest on 20 November"),
+/// as a fact about what is due: the object before the word when there is
+/// one ("grant report deadline: the 30th"), else "deadline".
+fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
+    if ws[vi].backticked {
+        return None;
+    }
+    let value = fact_value(ws, lws, vi);
+    if !is_dated(&value) {
+        return None;
+    }
+    // The words before the value, past "the" and a month or weekday.
+    let k = date_start(lws, vi);
     let before = lws[..k].join(" ");
     let cue = lexicon::DEADLINE_CUES
         .iter()

@@ -607,8 +607,11 @@ impl<'a> Plan<'a> {
                 self.decision(&d);
             }
             let fact = extract::fact(s);
+            let event =
+                extract::event(s).filter(|e| fact.as_ref().is_none_or(|f| f.label != e.label));
             let records = [
                 fact.clone(),
+                event,
                 extract::restriction(s),
                 extract::procedure(s),
                 extract::intention(s),
