@@ -308,8 +308,14 @@ pub fn score(
         }
         s.junk.1 += 1;
         let label = normalize_name(&n.label);
+        // A labelled person named like a month ("Jun") is no junk.
+        let person = n.kind == NodeKind::Person
+            && labels
+                .people
+                .iter()
+                .any(|p| normalize_name(&p.name) == label);
         let junk = traps.contains(&label)
-            || lexicon::is_closed_class(&label)
+            || (lexicon::is_closed_class(&label) && !person)
             || label.chars().count() < 2
             || label.chars().all(|c| c.is_ascii_digit() || c == ' ');
         if junk {

@@ -979,3 +979,22 @@ fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
     assert!(facts.iter().any(|f| f.contains("July 24")), "{facts:?}");
     assert!(!facts.iter().any(|f| f.contains("July 17")), "{facts:?}");
 }
+
+#[test]
+fn a_month_that_is_a_name_is_a_person_with_a_cue() {
+    let got = kinds("Also Jun from the climbing gym is trying to get me onto the blue circuit.");
+    assert!(got.contains(&("Jun".into(), NodeKind::Person)), "{got:?}");
+    let got = kinds("May said the venue is fine.");
+    assert!(got.contains(&("May".into(), NodeKind::Person)), "{got:?}");
+    for s in [
+        "We ship in Jun.",
+        "May I ask something?",
+        "The 3 Jun release said nothing.",
+    ] {
+        let got = kinds(s);
+        assert!(
+            got.iter().all(|(l, _)| l != "Jun" && l != "May"),
+            "{s}: {got:?}"
+        );
+    }
+}

@@ -227,6 +227,36 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             i += 1;
             continue;
         }
+        // A month that is also a name ("Jun", "May"), with a person's cue
+        // after it: "Jun from the climbing gym", "May said".
+        if is_capitalized(w.text) && lexicon::MONTHS.contains(&lower) {
+            let after = |n: usize| {
+                ws.get(i + 1..(i + 1 + n).min(ws.len()))
+                    .map(|s| {
+                        s.iter()
+                            .map(|w| w.text.to_lowercase())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default()
+            };
+            let before_digit = i > 0 && ws[i - 1].text.chars().all(|c| c.is_ascii_digit());
+            if !before_digit
+                && !w.raw.ends_with([',', '.', ':', ';'])
+                && (lexicon::PERSON_AFTER.contains(&after(1))
+                    || lexicon::PERSON_AFTER.contains(&after(2)))
+            {
+                out.push(Mention {
+                    label: w.text.to_owned(),
+                    kind: NodeKind::Person,
+                    domain: Domain::Relationship,
+                    role: role_after(&ws, i + 1),
+                    strong: true,
+                });
+                i += 1;
+                continue;
+            }
+        }
         // An acronym opens a name only with a capitalised word after it
         // ("CSS Modules"); alone it is left to the code shapes.
         let acronym_led = is_acronym(w.text)
