@@ -248,7 +248,18 @@ pub fn score(
         if holds(render, term) {
             s.recall.0 += 1;
         } else {
-            s.missed.push(format!("must_show: {term}"));
+            // Known but not shown (the render chose), or never extracted?
+            let known = graph
+                .nodes_unordered()
+                .filter(|n| holds(&n.label, term))
+                .map(|n| format!("{} {:?}", n.kind.as_str(), n.label))
+                .next();
+            s.missed.push(match known {
+                Some(k) => {
+                    format!("must_show: {term} (a node holds it, the render left it out: {k})")
+                }
+                None => format!("must_show: {term} (no node label holds it)"),
+            });
         }
     }
     // A changed plan may be held as a fact with history ("move: July 24
