@@ -977,7 +977,9 @@ impl<'a> Plan<'a> {
             .filter(|id| {
                 self.node_ref(id).is_some_and(|n| {
                     n.label.starts_with("Drop ")
-                        && n.evidence.iter().any(|e| e.turn + 1 >= self.turn)
+                        && n.evidence
+                            .iter()
+                            .any(|e| e.session == self.input.session && e.turn + 1 >= self.turn)
                 })
             });
         self.newest(recent)
@@ -1413,7 +1415,10 @@ impl<'a> Plan<'a> {
             let Some(n) = self.node_ref(id) else {
                 return false;
             };
-            if n.evidence.iter().any(|e| e.turn == self.turn) {
+            if n.evidence
+                .iter()
+                .any(|e| e.session == self.input.session && e.turn == self.turn)
+            {
                 return false;
             }
             let old_topic = self.topic_of(id);
