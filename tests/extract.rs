@@ -757,17 +757,17 @@ fn redaction_placeholders_never_become_names() {
 #[test]
 fn a_short_go_ahead_accepts_only_a_stated_proposal() {
     words();
-    assert!(extract::is_go_ahead("ok, go like this."));
-    assert!(extract::is_go_ahead("Please do, thank you."));
+    assert!(extract::is_go_ahead("ok, go ahead like that."));
+    assert!(extract::is_go_ahead("Please do, many thanks."));
     assert!(!extract::is_go_ahead("ok, but not Brokk."));
     assert!(!extract::is_go_ahead("ok. what about Brokk?"));
     assert!(!extract::is_go_ahead("ok use Brokk for the queue now"));
     let g = session_with_replies(&[
         (
-            "The theme is slow to switch, what would you do?",
-            "The runtime is the problem. My suggestion: move the theme to Quorrakit tokens and drop the runtime.",
+            "Page loads are slow, what would you do?",
+            "The bundle is the problem. My suggestion: move the charts to Quorrakit sprites and drop the runtime.",
         ),
-        ("ok, go like this.", ""),
+        ("ok, go ahead like that.", ""),
     ]);
     let live = in_force(&g);
     assert!(live.iter().any(|l| l.contains("Quorrakit")), "{live:?}");
@@ -775,7 +775,7 @@ fn a_short_go_ahead_accepts_only_a_stated_proposal() {
     let g = session_with_replies(&[
         (
             "How do I start it?",
-            "Brokkctl starts the server on port 6006.",
+            "Brokkctl starts the server on port 7007.",
         ),
         ("Good.", ""),
     ]);
@@ -804,22 +804,22 @@ fn a_choice_the_turn_complains_about_is_replaced_by_the_next_one() {
 
 #[test]
 fn acronyms_kebab_names_and_ticket_keys() {
-    let got = kinds("Write component styles as CSS Modules and keep the GKE Gateway API.");
+    let got = kinds("Write the page styles as XYZ Widgets and keep the QRS Router API.");
     assert!(
-        got.contains(&("CSS Modules".into(), NodeKind::Entity)),
+        got.contains(&("XYZ Widgets".into(), NodeKind::Entity)),
         "{got:?}"
     );
     assert!(
-        got.contains(&("GKE Gateway API".into(), NodeKind::Entity)),
+        got.contains(&("QRS Router API".into(), NodeKind::Entity)),
         "{got:?}"
     );
-    let got = kinds("The old side runs ingress-qorvex, tracked in OPS-771.");
+    let got = kinds("The old cluster runs proxy-qorvex, tracked in OPS-4412.");
     assert!(
-        got.contains(&("ingress-qorvex".into(), NodeKind::Identifier)),
+        got.contains(&("proxy-qorvex".into(), NodeKind::Identifier)),
         "{got:?}"
     );
     assert!(
-        got.contains(&("OPS-771".into(), NodeKind::Identifier)),
+        got.contains(&("OPS-4412".into(), NodeKind::Identifier)),
         "{got:?}"
     );
     // Ordinary hyphenated words and a name before its role in parentheses.
@@ -830,25 +830,33 @@ fn acronyms_kebab_names_and_ticket_keys() {
         "{got:?}"
     );
     // A role noun that modifies the next noun names no role.
-    let got = kinds("pnpm zephyrbook starts the dev server on port 6006.");
+    let got = kinds("npm run zephyrbook starts the dev box on port 7007.");
     assert!(got.iter().all(|(_, k)| *k != NodeKind::Person), "{got:?}");
 }
 
 #[test]
 fn a_list_of_work_is_no_choice_and_a_command_answers_its_question() {
     words();
-    assert!(extract::answer_choice("Last components: Modal, Toast, Tabs.", "", None).is_none());
+    assert!(extract::answer_choice("Next screens: Login, Cart, Search.", "", None).is_none());
     let r = extract::answered_procedure(
-        "free connections meanwhile. what's the runbook command for killing idle txns",
-        "From the runbook: ./runbooks/kill-idle.sh --role app --older-than 120s. It terminates them.",
+        "cache is full. what's the command for clearing stale entries",
+        "From the ops notes: ./ops/clear-cache.sh --region eu --older-than 2h. It removes them.",
     )
     .unwrap_or_else(|| panic!("no procedure"));
     assert_eq!(r.kind, NodeKind::Procedure);
-    assert!(r.label.starts_with("killing idle txns: "), "{}", r.label);
-    assert!(r.label.contains("kill-idle.sh --role app"), "{}", r.label);
+    assert!(
+        r.label.starts_with("clearing stale entries: "),
+        "{}",
+        r.label
+    );
+    assert!(
+        r.label.contains("clear-cache.sh --region eu"),
+        "{}",
+        r.label
+    );
     // No question for a command, no procedure.
     assert!(
-        extract::answered_procedure("status", "Ran ./runbooks/kill-idle.sh --role app.").is_none()
+        extract::answered_procedure("status", "Ran ./ops/clear-cache.sh --region eu.").is_none()
     );
 }
 
@@ -856,15 +864,15 @@ fn a_list_of_work_is_no_choice_and_a_command_answers_its_question() {
 fn a_bare_number_with_the_unit_of_one_fact_updates_it() {
     words();
     assert_eq!(
-        extract::bare_quantity("ok so 30 per pod."),
-        Some(("30 per pod".to_owned(), "per pod".to_owned()))
+        extract::bare_quantity("ok so 12 per node."),
+        Some(("12 per node".to_owned(), "per node".to_owned()))
     );
     // A sentence with its own subject, or two numbers, is no bare quantity.
-    assert!(extract::bare_quantity("Cloud SQL backups are retained for 7 days now.").is_none());
-    assert!(extract::bare_quantity("12 pods x 30 per pod").is_none());
+    assert!(extract::bare_quantity("Nightly snapshots are retained for 7 days now.").is_none());
+    assert!(extract::bare_quantity("6 nodes x 12 per node").is_none());
     let g = session(&[
-        "pool is 40 per pod.",
-        "ok so 30 per pod. that's the real number.",
+        "workers is 16 per node.",
+        "ok so 12 per node. that's the right one.",
     ]);
     let facts: Vec<String> = g
         .nodes()
@@ -872,15 +880,21 @@ fn a_bare_number_with_the_unit_of_one_fact_updates_it() {
         .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
         .map(|n| n.label.clone())
         .collect();
-    assert!(facts.iter().any(|f| f == "pool: 30 per pod"), "{facts:?}");
-    assert!(!facts.iter().any(|f| f.contains("40 per pod")), "{facts:?}");
+    assert!(
+        facts.iter().any(|f| f == "workers: 12 per node"),
+        "{facts:?}"
+    );
+    assert!(
+        !facts.iter().any(|f| f.contains("16 per node")),
+        "{facts:?}"
+    );
 }
 
 #[test]
 fn any_verb_with_instead_replaces_what_was_just_dropped() {
     words();
     let d = extract::decision(
-        "Yes, please remove it and set up the zephyrpoll fallback instead.",
+        "Sure, please delete it and wire up the zephyrpoll relay instead.",
         None,
     )
     .unwrap_or_else(|| panic!("no decision"));
@@ -893,8 +907,8 @@ fn any_verb_with_instead_replaces_what_was_just_dropped() {
     assert!(extract::decision("I'll take a nap instead.", None).is_none());
     let g = session(&[
         "Let's use the Brokkfall endpoint for blocked sockets.",
-        "On reflection the Brokkfall endpoint isn't worth the upkeep.",
-        "Yes, please remove it and set up the zephyrpoll fallback instead.",
+        "Thinking again, the Brokkfall endpoint isn't worth the upkeep.",
+        "Sure, please delete it and wire up the zephyrpoll relay instead.",
     ]);
     let live = in_force(&g);
     assert!(live.iter().any(|l| l.contains("zephyrpoll")), "{live:?}");
@@ -907,24 +921,24 @@ fn any_verb_with_instead_replaces_what_was_just_dropped() {
 #[test]
 fn a_pronoun_role_later_in_the_sentence_and_a_script_run_on_a_path() {
     let got = kinds(
-        "Incidentally, qlorin will be doing the visual design for the panel — he's our frontend designer.",
+        "By the way, qlorin will be drawing the new icons for the sidebar — he's our product designer.",
     );
     assert!(
         got.contains(&("qlorin".into(), NodeKind::Person)),
         "{got:?}"
     );
     // Another name between them takes the pronoun.
-    let got = kinds("Incidentally, qlorin will pair with Marta Vell on it — she's our designer.");
+    let got = kinds("By the way, qlorin will pair with Marta Vell on it — she's our designer.");
     assert!(
         !got.contains(&("qlorin".into(), NodeKind::Person)),
         "{got:?}"
     );
     let r = extract::answered_procedure(
-        "how do i run it on the cluster again? i always forget",
-        "Yes: qbatch scripts/train.job configs/base.yaml. It asks for one GPU.",
+        "how do i start the batch job again? never remember",
+        "Yes: qbatch jobs/train.job configs/base.yaml. It asks for one GPU.",
     )
     .unwrap_or_else(|| panic!("no procedure"));
-    assert_eq!(r.label, "run: qbatch scripts/train.job configs/base.yaml");
+    assert_eq!(r.label, "run: qbatch jobs/train.job configs/base.yaml");
 }
 
 #[test]
@@ -932,13 +946,13 @@ fn a_date_after_a_deadline_word_is_a_deadline() {
     words();
     let label = |s: &str| extract::fact(s).map(|r| r.label);
     assert_eq!(
-        label("My boss wants the grant report by the 30th, so this week is chaos."),
-        Some("grant report deadline: the 30th".to_owned())
+        label("My lead wants the audit report by the 9th, so this week is busy."),
+        Some("audit report deadline: the 9th".to_owned())
     );
     // A version number before it does not hide the date.
     assert_eq!(
-        label("So we must publish 2.0.0 latest on 20 November."),
-        Some("deadline: 20 November".to_owned())
+        label("So we have to ship 1.4.0 latest on 3 May."),
+        Some("deadline: 3 May".to_owned())
     );
     // A time, or a date after another word, is no deadline.
     assert_eq!(label("I was there by 5 pm"), None);
@@ -948,8 +962,8 @@ fn a_date_after_a_deadline_word_is_a_deadline() {
 #[test]
 fn x_it_is_settles_a_choice() {
     words();
-    let d = extract::decision("2.8.0 it is.", None).unwrap_or_else(|| panic!("no decision"));
-    assert_eq!(d.chosen.as_deref(), Some("2.8.0"));
+    let d = extract::decision("4.1.0 it is.", None).unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("4.1.0"));
     let d = extract::decision("Brokk it is then.", None).unwrap_or_else(|| panic!("no decision"));
     assert_eq!(d.chosen.as_deref(), Some("Brokk"));
     assert!(extract::decision("That's how it is.", None).is_none());
@@ -959,16 +973,15 @@ fn x_it_is_settles_a_choice() {
 #[test]
 fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
     words();
-    let e = extract::event(
-        "Completion is set for Friday July 16, so I'm thinking we move on Saturday July 17.",
-    )
-    .map(|r| r.label);
-    assert_eq!(e.as_deref(), Some("move: Saturday July 17"));
+    let e =
+        extract::event("The lease ends on Thursday May 2, so I guess we travel on Friday May 3.")
+            .map(|r| r.label);
+    assert_eq!(e.as_deref(), Some("travel: Friday May 3"));
     assert!(extract::event("I turned it on 5 times.").is_none());
     assert!(extract::event("The meeting on Friday went fine.").is_none());
     let g = session(&[
-        "we move on Saturday July 17.",
-        "So the move is now Saturday July 24.",
+        "we travel on Friday May 3.",
+        "Change of plan: we travel on Friday May 10.",
     ]);
     let facts: Vec<String> = g
         .nodes()
@@ -976,13 +989,13 @@ fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
         .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
         .map(|n| n.label.clone())
         .collect();
-    assert!(facts.iter().any(|f| f.contains("July 24")), "{facts:?}");
-    assert!(!facts.iter().any(|f| f.contains("July 17")), "{facts:?}");
+    assert!(facts.iter().any(|f| f.contains("May 10")), "{facts:?}");
+    assert!(!facts.iter().any(|f| f.contains("May 3")), "{facts:?}");
 }
 
 #[test]
 fn a_month_that_is_a_name_is_a_person_with_a_cue() {
-    let got = kinds("Also Jun from the climbing gym is trying to get me onto the blue circuit.");
+    let got = kinds("Jun from the book club lent me a novel.");
     assert!(got.contains(&("Jun".into(), NodeKind::Person)), "{got:?}");
     let got = kinds("May said the venue is fine.");
     assert!(got.contains(&("May".into(), NodeKind::Person)), "{got:?}");

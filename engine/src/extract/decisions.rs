@@ -343,7 +343,7 @@ fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     ))
 }
 
-/// "… and set up the X fallback instead": a clause of any verb that ends in
+/// "… and set up the X cache instead": a clause of any verb that ends in
 /// "instead" chooses its object over the choice the turn talks about.
 fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let s = sentence.trim().trim_end_matches(['.', '!']);
@@ -851,7 +851,7 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
                 .chars()
                 .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
             && !lexicon::is_closed_class(&topic.to_lowercase());
-        // "Last components: A, B, C" lists work to do; it picks nothing.
+        // "Next screens: A, B, C" lists work to do; it picks nothing.
         if topic_ok
             && (1..=4).contains(&choice.split_whitespace().count())
             && !choice.contains(',')
@@ -943,7 +943,7 @@ pub fn terse_choice(prompt: &str) -> Option<String> {
     (topic_ok && choice_ok && lexicon::frequencies_loaded()).then(|| format!("{topic}: {choice}"))
 }
 
-/// Whether a prompt is a short go-ahead ("ok, go like this", "please do,
+/// Whether a prompt is a short go-ahead ("ok, go ahead like that", "please do,
 /// thank you", "good, do it so"): a first sentence of a few words that opens
 /// with an affirmation, asks and refuses nothing, and names nothing new. It
 /// accepts a proposal only when the reply before stated one in so many words

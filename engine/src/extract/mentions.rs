@@ -11,7 +11,7 @@ pub(super) fn is_capitalized(w: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
 }
 
-/// An all-capitals abbreviation of two to six letters or digits ("CSS",
+/// An all-capitals abbreviation of two to six letters or digits ("HTTP",
 /// "API", "S3"), at least two of them letters.
 pub(super) fn is_acronym(w: &str) -> bool {
     let n = w.chars().count();
@@ -78,7 +78,7 @@ pub(super) fn identifier(w: &Word<'_>) -> bool {
         return false;
     }
     // kebab-case names a package, chart or flag when it is backticked or
-    // one of its parts is no common word ("ingress-x", not "well-known").
+    // one of its parts is no common word ("proxy-x", not "well-known").
     let kebab = t.contains('-')
         && !t.starts_with('-')
         && !t.ends_with('-')
@@ -228,7 +228,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             continue;
         }
         // A month that is also a name ("Jun", "May"), with a person's cue
-        // after it: "Jun from the climbing gym", "May said".
+        // after it: "Jun from the office", "May said".
         if is_capitalized(w.text) && lexicon::MONTHS.contains(&lower) {
             let after = |n: usize| {
                 ws.get(i + 1..(i + 1 + n).min(ws.len()))
@@ -258,7 +258,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             }
         }
         // An acronym opens a name only with a capitalised word after it
-        // ("CSS Modules"); alone it is left to the code shapes.
+        // ("XYZ Widgets"); alone it is left to the code shapes.
         let acronym_led = is_acronym(w.text)
             && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
             && !w.raw.ends_with([',', '.', ':', ';', ')']);
@@ -389,8 +389,8 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                     (subject && zipf_below(3.5))
                         .then(|| {
                             // The pronoun refers to this name while no other
-                            // name comes between: "x will do the design for
-                            // the panel — he's our designer".
+                            // name comes between: "x will do the layout for
+                            // the page — he's our designer".
                             (i + 1..(i + 15).min(ws.len()))
                                 .take_while(|&k| {
                                     !is_capitalized(ws[k].text) || ws[k].sentence_start
@@ -577,7 +577,7 @@ pub(super) fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
     while end < words.len() && is_role(&words[end]) {
         end += 1;
     }
-    // "starts the dev server": a role noun that modifies the noun after it
+    // "starts the dev box": a role noun that modifies the noun after it
     // names no role.
     if let Some(next) = words.get(end)
         && !words[end - 1].ends_with([',', '.', ';', ':', '!', '?', ')'])

@@ -291,7 +291,7 @@ pub fn procedure(sentence: &str) -> Option<Record> {
 }
 
 /// Whether a prompt asks for a command to run ("what's the command for
-/// the docs?", "how do i run it on the cluster again").
+/// the cache?", "how do i run it on the server again").
 pub fn asks_for_command(question: &str) -> bool {
     let q = question.trim();
     let lower = q.to_lowercase();
@@ -304,7 +304,7 @@ pub fn asks_for_command(question: &str) -> bool {
 }
 
 /// The command a reply gives to a question that asks for one ("what's the
-/// command for killing idle sessions?" → "./scripts/kill-idle.sh …"), as a
+/// command for clearing the cache?" → "./scripts/clear-cache.sh …"), as a
 /// procedure named by the question's task.
 pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
     if !asks_for_command(question) {
@@ -328,7 +328,7 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
         .find(|t| *t != "run")
         .map(str::to_owned)
         .or_else(|| {
-            // "the command for killing idle txns": what it is for.
+            // "the command for clearing the cache": what it is for.
             let at = words.iter().position(|w| *w == "for")?;
             let what: Vec<&str> = words[at + 1..]
                 .iter()
@@ -462,8 +462,8 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     value
 }
 
-/// A number with its unit and no subject ("ok so 30 per pod"): the value
-/// and its unit ("per pod"), for the fact whose value has the same unit.
+/// A number with its unit and no subject ("ok so 12 per node"): the value
+/// and its unit ("per node"), for the fact whose value has the same unit.
 pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
     let s = sentence.trim();
     if s.ends_with('?') {
@@ -480,8 +480,8 @@ pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
         return None;
     }
     let value = fact_value(&ws, &lws, vi);
-    // Only the number and a few words around it ("ok so 30 per pod",
-    // "make it 20 per pod"): a longer sentence has a subject of its own.
+    // Only the number and a few words around it ("ok so 12 per node",
+    // "make it 8 per node"): a longer sentence has a subject of its own.
     let others = ws.len().saturating_sub(value.split_whitespace().count());
     if others > 3 || ws.iter().filter(|w| value_token(w.raw)).count() > 1 {
         return None;
@@ -500,7 +500,7 @@ pub fn fact(sentence: &str) -> Option<Record> {
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
     // The value: the first value token with a subject, else the first date
-    // after a deadline word ("publish 2.0.0 latest on 20 November").
+    // after a deadline word ("ship 1.4.0 latest on 3 May").
     let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
     let first = *values.first()?;
     fact_at(s, &ws, &lws, first)
@@ -508,8 +508,8 @@ pub fn fact(sentence: &str) -> Option<Record> {
 }
 
 /// An event on a day said with a pronoun as its subject, anywhere in the
-/// sentence, beside any other fact in it: "completion is set for July 16,
-/// so we move on Saturday July 17" → "move: Saturday July 17".
+/// sentence, beside any other fact in it: "the lease ends on May 2, so we
+/// travel on Friday May 3" → "travel: Friday May 3".
 pub fn event(sentence: &str) -> Option<Record> {
     let s = sentence.trim();
     if s.ends_with('?') {
@@ -549,9 +549,9 @@ fn date_start(lws: &[String], vi: usize) -> usize {
     k
 }
 
-/// An event on a day, said with a pronoun as subject: "we move on Saturday
-/// July 17" → "move: Saturday July 17". The verb names the event; a later
-/// "the move is now July 24" updates it.
+/// An event on a day, said with a pronoun as subject: "we travel on Friday
+/// May 3" → "travel: Friday May 3". The verb names the event; a later "the
+/// travel date is now May 10" updates it.
 fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
     if ws[vi].backticked {
         return None;
@@ -580,7 +580,7 @@ fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
     {
         return None;
     }
-    // "Saturday July 17": the value with its weekday when one was said.
+    // "Friday May 3": the value with its weekday when one was said.
     let value = if k < vi
         && lexicon::WEEKDAYS.contains(lws[k].as_str())
         && !value.starts_with(ws[k].text)
@@ -597,9 +597,9 @@ fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
     })
 }
 
-/// A date after a deadline word ("by the 30th", "latest on 20 November"),
+/// A date after a deadline word ("by the 9th", "latest on 3 May"),
 /// as a fact about what is due: the object before the word when there is
-/// one ("grant report deadline: the 30th"), else "deadline".
+/// one ("audit report deadline: the 9th"), else "deadline".
 fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
     if ws[vi].backticked {
         return None;

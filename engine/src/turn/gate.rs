@@ -204,7 +204,7 @@ pub fn decide<K: KnownNames + ?Sized>(
         memory.push("a quantity");
         inferred.push(Inferred::Quantity);
     }
-    // "what's the command for the docs?": the reply will hold a procedure.
+    // "what's the command for the cache?": the reply will hold a procedure.
     if extract::asks_for_command(input.prompt) {
         memory.push("asks for a command");
         strong = true;
@@ -245,7 +245,7 @@ pub fn decide<K: KnownNames + ?Sized>(
     } else if extract::is_go_ahead(input.prompt)
         && extract::stated_proposal(input.previous_reply, None).is_some()
     {
-        // "ok, go like this" to "my suggestion: X".
+        // "ok, go ahead like that" to "my suggestion: X".
         triggers.push(Trigger::Decision);
         reasons.push("goes ahead with a proposal".into());
         hard = true;
@@ -915,25 +915,25 @@ mod tests {
                 false,
             ),
             (
-                "ok, go like this.",
-                "The runtime is slow. My suggestion: move the theme to Quorrakit tokens.",
+                "ok, go ahead like that.",
+                "The bundle is slow. My suggestion: move the charts to Quorrakit sprites.",
                 "goes ahead with a proposal",
                 true,
             ),
             (
-                "ok, go like this.",
-                "Quorrakit starts on port 6006.",
+                "ok, go ahead like that.",
+                "Quorrakit starts on port 7007.",
                 "goes ahead with a proposal",
                 false,
             ),
             (
-                "What is the command now for the docs?",
+                "What is the command now for the cache?",
                 "",
                 "asks for a command",
                 true,
             ),
             (
-                "how do i run it on the cluster again",
+                "how do i run it on the server again",
                 "",
                 "asks for a command",
                 true,

@@ -619,7 +619,7 @@ impl<'a> Plan<'a> {
             for r in records.into_iter().flatten() {
                 self.record(&r, &ids);
             }
-            // "ok so 30 per pod": a number with the unit of exactly one fact
+            // "ok so 12 per node": a number with the unit of exactly one fact
             // in force, and no subject of its own, updates that fact.
             if fact.is_none()
                 && let Some(r) = self.fact_by_unit(s)
@@ -1344,7 +1344,7 @@ impl<'a> Plan<'a> {
                 || extract::lexicon::CONTRAST_CUES
                     .iter()
                     .any(|c| find_word(&said, c));
-            // A sentence that names what it replaces ("rather than by eye")
+            // A sentence that names what it replaces ("rather than by hand")
             // replaces that, not every choice it happens to mention.
             let names_other = d
                 .replaced
@@ -1389,7 +1389,7 @@ impl<'a> Plan<'a> {
             && let Some(p) =
                 self.choice_named_elsewhere(&did, &d.sentence, &topic, chosen_id.as_ref())
         {
-            // "Storybook takes 50 s to start … We go with Ladle": the turn
+            // "X takes a minute to start … We go with Y": the turn
             // talks about the choice in force, then makes another.
             old.push(p);
         }
