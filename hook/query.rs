@@ -210,6 +210,27 @@ struct Answered {
 }
 
 /// Answers `ask` over a session graph, its episodes and the warm stores.
+/// [`answer`] from a read-only view of `session`: nothing kept, nothing counted.
+fn view_answer(
+    home: &Home,
+    config: &Config,
+    session: &str,
+    v: &SessionView,
+    ask: &Ask,
+    now: DateTime<Utc>,
+) -> Result<Answered> {
+    let dir = home.session_dir(session)?;
+    answer(
+        home,
+        config,
+        &v.graph,
+        &dir,
+        v.state.cwd.as_deref(),
+        ask,
+        now,
+    )
+}
+
 fn answer(
     home: &Home,
     config: &Config,
@@ -297,17 +318,7 @@ pub fn query_direct(
         Err(StoreError::NeedsRepair { .. }) => {
             let v = SessionView::load(home, session, config.clone())?;
             crate::inspect::warn_damage(session, &v.load);
-            let dir = home.session_dir(session)?;
-            answer(
-                home,
-                config,
-                &v.graph,
-                &dir,
-                v.state.cwd.as_deref(),
-                ask,
-                now,
-            )?
-            .answer
+            view_answer(home, config, session, &v, ask, now)?.answer
         }
         Err(e) => return Err(e.into()),
     };
@@ -711,18 +722,9 @@ mod tests {
     /// The answer read afresh, read-only: nothing kept, nothing counted.
     fn fresh(home: &Home, config: &Config, ask: &Ask, now: DateTime<Utc>) -> Answer {
         let v = SessionView::load(home, "s1", config.clone()).unwrap_or_else(|e| panic!("{e}"));
-        let dir = home.session_dir("s1").unwrap_or_else(|e| panic!("{e}"));
-        answer(
-            home,
-            config,
-            &v.graph,
-            &dir,
-            v.state.cwd.as_deref(),
-            ask,
-            now,
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
-        .answer
+        view_answer(home, config, "s1", &v, ask, now)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .answer
     }
 
     fn queries(home: &Home) -> u64 {

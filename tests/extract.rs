@@ -303,18 +303,23 @@ fn session(prompts: &[&str]) -> Graph {
             files: vec![],
             timestamp: Some(at(i as i64)),
         }];
-        let input = ProbeInput {
-            session: "t",
-            probe_id: format!("p{i}"),
-            turns: &turns,
-            graph: &g,
-            now: at(i as i64),
-            root: None,
-        };
-        let out = probe.probe(&input).unwrap_or_else(|e| panic!("{e}"));
-        apply(&mut g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));
+        probe_step(&mut g, &mut probe, i, &turns);
     }
     g
+}
+
+/// Probe `i` over `turns`, its patch applied to `g`.
+fn probe_step(g: &mut Graph, probe: &mut HeuristicProbe, i: usize, turns: &[Turn]) {
+    let input = ProbeInput {
+        session: "t",
+        probe_id: format!("p{i}"),
+        turns,
+        graph: g,
+        now: at(i as i64),
+        root: None,
+    };
+    let out = probe.probe(&input).unwrap_or_else(|e| panic!("{e}"));
+    apply(g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Decision labels in force (not superseded).
@@ -560,16 +565,7 @@ fn session_with_replies(turns: &[(&str, &str)]) -> Graph {
             files: vec![],
             timestamp: Some(at(i as i64)),
         });
-        let input = ProbeInput {
-            session: "t",
-            probe_id: format!("p{i}"),
-            turns: &batch,
-            graph: &g,
-            now: at(i as i64),
-            root: None,
-        };
-        let out = probe.probe(&input).unwrap_or_else(|e| panic!("{e}"));
-        apply(&mut g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));
+        probe_step(&mut g, &mut probe, i, &batch);
         previous = (*reply).to_owned();
     }
     g

@@ -45,7 +45,7 @@ const SUBJECTS: [&str; 40] = [
     "the rate limiter allows 100 requests per minute per key",
     "customers can delete their account from settings",
     "the onboarding flow has three steps",
-    "translate the dashboard into German and Japanese",
+    "translate the dashboard into two more languages",
     "use semantic versioning for the public SDK",
     "the worker pool has eight threads",
     "invoices are generated on the first of the month",
@@ -64,7 +64,7 @@ const FRAMES: [&str; 5] = [
     "{}",
     "Decision: {}.",
     "We agreed that {} after the incident review.",
-    "TODO before release: {}",
+    "Still open before release: {}",
     "Note from the user: {} (see the discussion in PR #{n})",
 ];
 

@@ -331,15 +331,21 @@ fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     if !(1..=4).contains(&n) || lexicon::is_stop(&first) || lexicon::is_closed_class(&first) {
         return None;
     }
-    let chosen = chosen_of(x, root)?;
+    plain_choice(x, root, sentence.trim())
+}
+
+/// "Use `choice`", choosing the thing it names, with no topic and nothing
+/// replaced: a choice said by itself ("X it is", an option picked).
+fn plain_choice(choice: &str, root: Option<&str>, sentence: &str) -> Option<Decision> {
+    let chosen = chosen_of(choice, root)?;
     Some(finish_decision(
-        format!("Use {x}"),
+        format!("Use {choice}"),
         Some(chosen),
         None,
         "",
-        x,
+        choice,
         DecisionMove::Choose,
-        sentence.trim(),
+        sentence,
     ))
 }
 
@@ -900,16 +906,7 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
     {
         return None;
     }
-    let chosen = chosen_of(s, root)?;
-    Some(finish_decision(
-        format!("Use {s}"),
-        Some(chosen),
-        None,
-        "",
-        s,
-        DecisionMove::Choose,
-        first.trim(),
-    ))
+    plain_choice(s, root, first.trim())
 }
 
 /// A terse prompt that names a topic and then its choice in fragments:

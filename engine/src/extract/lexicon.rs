@@ -111,7 +111,7 @@ list!(
 list!(
     FEATURE_HEADS,
     "feature_heads.txt",
-    "Heads of lowercase project phrases."
+    "Head nouns of lowercase project phrases."
 );
 list!(
     NOT_CHOICES,
@@ -158,6 +158,11 @@ list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."
+);
+list!(
+    EVENT_SUBJECTS,
+    "event_subjects.txt",
+    "Pronouns before \"<verb> on <day>\" that make it an event."
 );
 list!(
     PROPOSAL_CUES,

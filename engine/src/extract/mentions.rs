@@ -11,6 +11,16 @@ pub(super) fn is_capitalized(w: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '\'' | '&'))
 }
 
+/// Up to `n` words from `from` on, lowercase, joined by spaces ("" past the end).
+fn lower_run(ws: &[Word<'_>], from: usize, n: usize) -> String {
+    ws.get(from.min(ws.len())..(from + n).min(ws.len()))
+        .unwrap_or_default()
+        .iter()
+        .map(|w| w.text.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// An all-capitals abbreviation of two to six letters or digits ("HTTP",
 /// "API", "S3"), at least two of them letters.
 pub(super) fn is_acronym(w: &str) -> bool {
@@ -230,21 +240,11 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         // A month that is also a name ("Jun", "May"), with a person's cue
         // after it: "Jun from the office", "May said".
         if is_capitalized(w.text) && lexicon::MONTHS.contains(&lower) {
-            let after = |n: usize| {
-                ws.get(i + 1..(i + 1 + n).min(ws.len()))
-                    .map(|s| {
-                        s.iter()
-                            .map(|w| w.text.to_lowercase())
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    })
-                    .unwrap_or_default()
-            };
             let before_digit = i > 0 && ws[i - 1].text.chars().all(|c| c.is_ascii_digit());
             if !before_digit
                 && !w.raw.ends_with([',', '.', ':', ';'])
-                && (lexicon::PERSON_AFTER.contains(&after(1))
-                    || lexicon::PERSON_AFTER.contains(&after(2)))
+                && (lexicon::PERSON_AFTER.contains(&lower_run(&ws, i + 1, 1))
+                    || lexicon::PERSON_AFTER.contains(&lower_run(&ws, i + 1, 2)))
             {
                 out.push(Mention {
                     label: w.text.to_owned(),
@@ -279,16 +279,8 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 .map(|w| w.text)
                 .collect::<Vec<_>>()
                 .join(" ");
-            let after = ws.get(j).map(|w| w.text.to_lowercase()).unwrap_or_default();
-            let after2 = ws
-                .get(j..(j + 2).min(ws.len()))
-                .map(|s| {
-                    s.iter()
-                        .map(|w| w.text.to_lowercase())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
+            let after = lower_run(&ws, j, 1);
+            let after2 = lower_run(&ws, j, 2);
             let before = if i > 0 {
                 ws[i - 1].text.to_lowercase()
             } else {

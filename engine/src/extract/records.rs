@@ -534,6 +534,16 @@ fn is_dated(value: &str) -> bool {
     })
 }
 
+/// The value at word `vi` when it names a day, with the index of the date's
+/// first word (see [`date_start`]); `None` for a backticked or undated value.
+fn day_at(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<(String, usize)> {
+    if ws[vi].backticked {
+        return None;
+    }
+    let value = fact_value(ws, lws, vi);
+    is_dated(&value).then(|| (value, date_start(lws, vi)))
+}
+
 /// The index of the first word of the date that ends at `vi`: past "the"
 /// and a month or weekday before the number.
 fn date_start(lws: &[String], vi: usize) -> usize {
@@ -550,26 +560,19 @@ fn date_start(lws: &[String], vi: usize) -> usize {
 }
 
 /// An event on a day, said with a pronoun as subject: "we travel on Friday
-/// May 3" → "travel: Friday May 3". The verb names the event; a later "the
-/// travel date is now May 10" updates it.
+/// May 3" → "travel: Friday May 3". The verb names the event; a later fact
+/// on the same subject ("we travel on Friday May 10", "the travel is now
+/// May 10") updates it.
 fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
-    if ws[vi].backticked {
-        return None;
-    }
-    let value = fact_value(ws, lws, vi);
-    if !is_dated(&value) {
-        return None;
-    }
-    let k = date_start(lws, vi);
+    let (value, k) = day_at(ws, lws, vi)?;
     if k < 3 || lws[k - 1] != "on" {
         return None;
     }
     let event = lws[k - 2].as_str();
     let subject = lws[k - 3].as_str();
     let plain = |w: &str| w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic());
-    let pronoun = lexicon::SUBJECT_PRONOUNS.contains(subject) || matches!(subject, "they" | "you");
     if !plain(event)
-        || !pronoun
+        || !lexicon::EVENT_SUBJECTS.contains(subject)
         // Not a function word ("we are on …"); an ordinary verb may be a
         // stop word of topics ("move") and still name the event.
         || lexicon::zipf(event).is_some_and(|z| z >= 6.5)
@@ -601,15 +604,8 @@ fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
 /// as a fact about what is due: the object before the word when there is
 /// one ("audit report deadline: the 9th"), else "deadline".
 fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
-    if ws[vi].backticked {
-        return None;
-    }
-    let value = fact_value(ws, lws, vi);
-    if !is_dated(&value) {
-        return None;
-    }
-    // The words before the value, past "the" and a month or weekday.
-    let k = date_start(lws, vi);
+    // `k`: the words before the value, past "the" and a month or weekday.
+    let (value, k) = day_at(ws, lws, vi)?;
     let before = lws[..k].join(" ");
     let cue = lexicon::DEADLINE_CUES
         .iter()
