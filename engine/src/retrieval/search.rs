@@ -77,6 +77,10 @@ fn kinds_asked(text: &str) -> Vec<NodeKind> {
 /// How much a file or identifier node's match counts.
 const POINTER_FACTOR: f64 = 0.3;
 
+/// The share of a matched turn's relevance that the next turn gets when
+/// the matched turn's reply ends on a question (the next turn answers it).
+const FOLLOW_FACTOR: f64 = 0.9;
+
 static PAST_CUES: LazyLock<WordList> =
     LazyLock::new(|| WordList::parse(include_str!("data/past_cues.txt")));
 
@@ -279,19 +283,23 @@ struct TurnGroup {
     said: Vec<usize>,
 }
 
-/// Most tokens one turn's excerpt takes.
-const EXCERPT_TOKENS: usize = 150;
+/// Most tokens one turn's excerpt takes, by the turn's rank among the
+/// turns shown: the best matched turn is shown nearly whole (its answer is
+/// often a sentence that shares no word with the question), the rest as
+/// excerpts.
+const EXCERPT_TOKENS: [usize; 3] = [320, 200, 150];
 
 /// What a turn hit shows: its matching passages, best first, each with the
 /// one after it (an answer follows its question), and the other side's
 /// opening when only one side matched, in the order said, within
-/// [`EXCERPT_TOKENS`]. Runs of kept passages of one speaker are joined,
+/// `cap` tokens (see [`EXCERPT_TOKENS`]). Runs of kept passages of one speaker are joined,
 /// gaps marked "…". Passages a node hit already quotes are left out.
 /// `passages` are the turn's, in the order said.
 fn excerpt(
     passages: &[Passage],
     prel: &HashMap<usize, f64>,
     quoted: &HashSet<String>,
+    cap: usize,
 ) -> Vec<(&'static str, String)> {
     let speaker = |pi: usize| passages[pi].speaker;
     let mut matched: Vec<usize> = (0..passages.len())
@@ -303,6 +311,11 @@ fn excerpt(
         return Vec::new();
     }
     let mut want: Vec<usize> = Vec::new();
+    // A turn that fits is kept whole.
+    let whole: usize = passages.iter().map(|p| p.text.len().div_ceil(4)).sum();
+    if whole <= cap {
+        want.extend(0..passages.len());
+    }
     for &m in &matched {
         want.push(m);
         if m + 1 < passages.len() {
@@ -329,10 +342,10 @@ fn excerpt(
         // A soft cap: an estimate (about four bytes a token) is enough here;
         // the answer as a whole is counted exactly when it is packed.
         let c = text.len().div_ceil(4);
-        if used + c > EXCERPT_TOKENS {
+        if used + c > cap {
             if kept.is_empty() {
                 kept.push(p);
-                used = EXCERPT_TOKENS;
+                used = cap;
             }
             continue;
         }
@@ -1074,6 +1087,42 @@ impl<'a> SearchIndex<'a> {
             }
         }
 
+        // A matched turn whose reply ends on a question is answered by the
+        // next turn: that turn follows it, a little below.
+        let follow: Vec<(usize, f64, u32)> = {
+            let mut turns: Vec<(usize, f64)> = rel
+                .iter()
+                .filter_map(|(d, (s, _))| match d {
+                    Doc::Turn(gi) => Some((*gi, *s)),
+                    _ => None,
+                })
+                .collect();
+            turns.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            turns.truncate(8);
+            turns
+                .into_iter()
+                .filter_map(|(gi, s)| {
+                    let g = &groups[gi];
+                    let asks = g.said.iter().rev().find_map(|&e| {
+                        let e = &corpus.episodes[e];
+                        (e.speaker == Speaker::Assistant).then(|| e.text.trim_end().ends_with('?'))
+                    })?;
+                    if !asks {
+                        return None;
+                    }
+                    let next = *corpus.group_of.get(&g.session)?.get(&(g.turn + 1))?;
+                    Some((next, s * FOLLOW_FACTOR, g.turn))
+                })
+                .collect()
+        };
+        for (gi, s, from) in follow {
+            let e = rel.entry(Doc::Turn(gi)).or_insert((0.0, Vec::new()));
+            if s > e.0 {
+                e.0 = s;
+                e.1.push(format!("answers the question of turn {from}"));
+            }
+        }
+
         // A day the question names lifts every turn of that day.
         if !dates.is_empty() {
             for (gi, g) in groups.iter().enumerate() {
@@ -1131,6 +1180,7 @@ impl<'a> SearchIndex<'a> {
         };
         let mut hits: Vec<Hit> = Vec::new();
         let mut quoted: HashSet<String> = HashSet::new();
+        let mut turns_shown = 0usize;
         let best = cands.first().map_or(1.0, |c| c.rel).max(1e-9);
         for c in &cands {
             if hits.len() >= opts.limit.max(1) * 3 {
@@ -1225,10 +1275,12 @@ impl<'a> SearchIndex<'a> {
                             prel.insert(pi, s);
                         }
                     }
-                    let parts = excerpt(&passages, &prel, &quoted);
+                    let cap = EXCERPT_TOKENS[turns_shown.min(EXCERPT_TOKENS.len() - 1)];
+                    let parts = excerpt(&passages, &prel, &quoted, cap);
                     if parts.is_empty() {
                         continue;
                     }
+                    turns_shown += 1;
                     let date = Some(g.at.date_naive().format("%Y-%m-%d").to_string());
                     hits.push(Hit {
                         kind: "said".into(),
@@ -1384,8 +1436,8 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
     // Value falls steeply with rank, so the best hits win unless they are
     // far longer than the ones behind them.
     order.sort_by(|&a, &b| {
-        let va = hits[a].score.powi(2) / costs[a] as f64;
-        let vb = hits[b].score.powi(2) / costs[b] as f64;
+        let va = hits[a].score.powi(4) / costs[a] as f64;
+        let vb = hits[b].score.powi(4) / costs[b] as f64;
         vb.total_cmp(&va).then_with(|| a.cmp(&b))
     });
     let mut chosen = vec![false; hits.len()];
@@ -1700,6 +1752,69 @@ mod tests {
         let d = labels.iter().position(|l| *l == "Use daily partitions");
         let w = labels.iter().position(|l| *l == "Use weekly partitions");
         assert!(d.is_some() && w.is_some() && w < d, "{labels:?}");
+    }
+
+    #[test]
+    fn a_reply_that_asks_brings_the_turn_that_answers() {
+        let (g, mut eps) = sample();
+        eps.extend([
+            ep(
+                7,
+                Speaker::User,
+                "2026-05-05T09:00:00Z",
+                "We spent the weekend walking round the old harbour town.",
+            ),
+            ep(
+                7,
+                Speaker::Assistant,
+                "2026-05-05T09:00:10Z",
+                "A harbour town sounds lovely. Which part did you like best?",
+            ),
+            ep(
+                8,
+                Speaker::User,
+                "2026-05-05T09:01:00Z",
+                "The lighthouse on the cliff, easily.",
+            ),
+            ep(
+                8,
+                Speaker::Assistant,
+                "2026-05-05T09:01:10Z",
+                "Lighthouses make good walks.",
+            ),
+        ]);
+        let ask = |eps: Vec<Episode>| {
+            let src = Sources {
+                graphs: vec![GraphSource {
+                    name: "session".into(),
+                    graph: &g,
+                }],
+                episodes: eps,
+            };
+            search(
+                src,
+                "what did I like best in the harbour town?",
+                &SearchOptions::at(t("2026-11-02T12:00:00Z")),
+                None,
+            )
+        };
+        let a = ask(eps.clone());
+        let next = a.hits.iter().find(|h| h.label == "turn 8");
+        assert!(next.is_some(), "{}", a.text);
+        assert!(a.text.contains("lighthouse on the cliff"), "{}", a.text);
+        assert!(
+            next.is_some_and(|h| h.why.iter().any(|w| w.contains("turn 7"))),
+            "{}",
+            a.text
+        );
+        // A reply that does not ask brings nothing after it.
+        for e in &mut eps {
+            if e.turn == 7 && e.speaker == Speaker::Assistant {
+                e.text = "A harbour town sounds lovely.".into();
+            }
+        }
+        let a = ask(eps);
+        assert!(!a.text.contains("lighthouse"), "{}", a.text);
     }
 
     #[test]
