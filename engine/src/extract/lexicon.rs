@@ -257,6 +257,8 @@ pub fn is_closed_class(w: &str) -> bool {
     let w = w.trim_end_matches('.');
     MONTHS.contains(w)
         || WEEKDAYS.contains(w)
+        // "on Sundays"
+        || w.strip_suffix('s').is_some_and(|d| WEEKDAYS.contains(d))
         || TITLES.contains(w)
         || INTERJECTIONS.contains(w)
         || STOP_WORDS.contains(w)
@@ -343,6 +345,7 @@ mod tests {
             );
         }
         assert!(is_closed_class("nov") && is_closed_class("dec.") && is_closed_class("wow"));
+        assert!(is_closed_class("tuesdays") && !is_closed_class("tuesdayss"));
         assert!(!is_closed_class("postgres"));
     }
 

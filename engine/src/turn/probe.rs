@@ -6,7 +6,7 @@
 //! preferences and relations, emitting the same RFC 6902 patch an LLM probe
 //! would. It needs no network and no model.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use json_patch::PatchOperation;
@@ -216,6 +216,68 @@ struct Plan<'a> {
     last_drop: Option<NodeId>,
     /// The user's previous sentence in this turn ("Ask X. He's the DBA").
     prev_sentence: String,
+    /// How the probe's turns write their words inside sentences.
+    usage: WordUse,
+}
+
+/// How prose writes its words inside sentences (not at a sentence start,
+/// not in code): the stems written in lowercase, and the words written
+/// capitalised. A word capitalised only where every word is ("Breakpoints:
+/// …") and written in lowercase elsewhere is an ordinary noun there.
+#[derive(Default)]
+struct WordUse {
+    lower: HashSet<String>,
+    capital: HashSet<String>,
+}
+
+impl WordUse {
+    fn of(turns: &[Turn]) -> WordUse {
+        let mut u = WordUse::default();
+        for t in turns {
+            for text in [&t.user, &t.assistant] {
+                for s in extract::sentences(text) {
+                    u.read(&s);
+                }
+            }
+        }
+        u
+    }
+
+    fn read(&mut self, sentence: &str) {
+        // Code spans are not prose.
+        let prose: String = sentence.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        let mut opens = true;
+        for raw in prose.split_whitespace() {
+            let starts = opens;
+            opens = raw.ends_with([':', '.', '!', '?', ';']) || matches!(raw, "-" | "*" | "•");
+            let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+            if starts
+                || w.chars().count() < 3
+                || !w.chars().all(|c| c.is_alphabetic() || c == '-')
+                // A word glued to code or a path is not prose.
+                || raw.contains(['/', '_', '=', '@', '<', '>', '[', '{'])
+            {
+                continue;
+            }
+            let mut cs = w.chars();
+            let first = cs.next().is_some_and(char::is_uppercase);
+            let rest_lower = cs.all(|c| !c.is_uppercase());
+            if !first && rest_lower {
+                self.lower.insert(extract::stem(w));
+            } else if first && rest_lower {
+                self.capital.insert(w.to_lowercase());
+            }
+        }
+    }
+
+    /// Whether `label`, a capitalised word, is an ordinary noun here.
+    fn ordinary(&self, label: &str) -> bool {
+        let mut cs = label.chars();
+        cs.next().is_some_and(char::is_uppercase)
+            && cs.all(|c| c.is_lowercase() || c == '-')
+            && !self.capital.contains(&label.to_lowercase())
+            && self.lower.contains(&extract::stem(label))
+    }
 }
 
 impl<'a> Plan<'a> {
@@ -233,6 +295,7 @@ impl<'a> Plan<'a> {
             turn_text: String::new(),
             last_drop: None,
             prev_sentence: String::new(),
+            usage: WordUse::of(input.turns),
         }
     }
 
@@ -560,6 +623,16 @@ impl<'a> Plan<'a> {
                     .resolve(&m.label, m.kind)
                     .is_some_and(|id| self.input.graph.contains(&id));
             if !accept {
+                continue;
+            }
+            // A capitalised word the turns otherwise write in lowercase is
+            // no name ("Bookings: …" beside "the bookings table").
+            if m.kind == NodeKind::Entity
+                && self.usage.ordinary(&m.label)
+                && !self.resolve(&m.label, m.kind).is_some_and(|id| {
+                    self.input.graph.contains(&id) || self.nodes.contains_key(&id)
+                })
+            {
                 continue;
             }
             // The assistant does not introduce people or projects.
@@ -1665,6 +1738,31 @@ mod tests {
         let old = old.unwrap_or_else(|| panic!("old decision missing: {:?}", g.nodes()));
         let newer = g.superseded_by(&old).map(|n| n.label.clone());
         assert_eq!(newer.as_deref(), Some("Use Postwick instead of Mailvane"));
+    }
+
+    #[test]
+    fn a_word_written_in_lowercase_elsewhere_is_no_name() {
+        // Only the frequency list makes a rare word at a sentence start a
+        // name at all.
+        if !extract::lexicon::init_frequencies() {
+            return;
+        }
+        let mut g = Graph::new();
+        run(
+            &mut g,
+            "Flumbers: we keep two per shelf. Then the flumbers go to the archive.",
+            0,
+        );
+        assert!(g.find_by_name("Flumbers").is_none(), "{:?}", g.nodes());
+        run(&mut g, "Quorbit: we keep two per shelf.", 1);
+        assert!(g.find_by_name("Quorbit").is_some(), "{:?}", g.nodes());
+        // Capitalised inside a sentence too, it is a name.
+        run(
+            &mut g,
+            "Zentrix: two per shelf. We run zentrix jobs nightly and Zentrix reports.",
+            2,
+        );
+        assert!(g.find_by_name("Zentrix").is_some(), "{:?}", g.nodes());
     }
 
     #[test]
