@@ -617,7 +617,7 @@ fn switches_returns_and_proposals_replace_what_the_turn_talks_about() {
     // "drop Y" in the same sentence takes Y out.
     let g = session(&[
         "Let's go with Zephyrq for search.",
-        "Right, let's switch the search over to Brokk then.",
+        "Fine, move the search to Brokk.",
         "Then let's go back to Zephyrq, and drop Brokk entirely.",
     ]);
     let live = in_force(&g);
@@ -636,6 +636,23 @@ fn switches_returns_and_proposals_replace_what_the_turn_talks_about() {
             .any(|l| l.starts_with("Drop") && l.contains("Corvane")),
         "{live:?}"
     );
+}
+
+#[test]
+fn a_choice_taken_up_again_is_shown_in_the_new_words() {
+    let g = session(&[
+        "Let's go with the Zephyrq ranking approach for search.",
+        "Fine, move the search to Brokk.",
+        "Let's go back to the Zephyrq index with typo matching, and drop Brokk.",
+    ]);
+    let live = in_force(&g);
+    let z: Vec<&String> = live.iter().filter(|l| l.contains("Zephyrq")).collect();
+    assert_eq!(z.len(), 1, "{live:?}");
+    assert!(z[0].contains("Zephyrq index"), "{live:?}");
+    // The old words still find it.
+    let n = g.find_by_name("Use the Zephyrq ranking approach for search");
+    assert!(n.is_some_and(|n| n.label == *z[0]), "{:?}", g.nodes());
+    assert!(!live.iter().any(|l| l.contains("Brokk")), "{live:?}");
 }
 
 #[test]

@@ -239,7 +239,14 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                     }
                     topic_part = Some(before[..f].trim().to_owned());
                 } else if !before.is_empty() {
-                    topic_part = Some(before.to_owned());
+                    // "move the cache across to X": the particle is no topic.
+                    let topic = match before.rsplit_once(' ') {
+                        Some((head, last)) if lexicon::PARTICLES.contains(&last.to_lowercase()) => {
+                            head.trim()
+                        }
+                        _ => before,
+                    };
+                    topic_part = Some(topic.to_owned());
                 }
                 rest = rest[p + to_len..].trim();
             }
@@ -286,7 +293,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let topic_part = topic_part
             .filter(|t| !t.is_empty() && !is_non_choice(t))
             .or_else(|| topic_phrase(lead, choice_part));
-        // "switch the search over to Y": a switch replaces the choice in
+        // "move the cache across to Y": a switch replaces the choice in
         // force that the turn talks about, even when it does not name it.
         if replaced.is_none() && switchy {
             replaced = Some(PREVIOUS_NAMED.to_owned());

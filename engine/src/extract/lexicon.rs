@@ -56,6 +56,11 @@ list!(
     "Function words ignored in topics."
 );
 list!(
+    PARTICLES,
+    "particles.txt",
+    "Adverb particles of phrasal verbs (\"move it over to\")."
+);
+list!(
     DROP_AFTER_CUES,
     "drop_after_cues.txt",
     "Said after a choice to drop it (\"X is out\")."

@@ -115,7 +115,16 @@ impl Probe for HeuristicProbe {
             let accepted = if turn.user.trim().is_empty() {
                 None
             } else if extract::is_acceptance(&turn.user) {
-                extract::accepted_proposal(previous_reply, input.root)
+                // "yes please, let's use X": a user who states the choice
+                // accepts nothing more than a proposal stated outright.
+                let states_own = user_sentences
+                    .iter()
+                    .any(|s| extract::decision(s, input.root).is_some());
+                if states_own {
+                    extract::stated_proposal(previous_reply, input.root)
+                } else {
+                    extract::accepted_proposal(previous_reply, input.root)
+                }
             } else if extract::is_go_ahead(&turn.user) {
                 extract::stated_proposal(previous_reply, input.root)
             } else {
@@ -1262,6 +1271,22 @@ impl<'a> Plan<'a> {
                     self.upsert(&m, Some(&d.sentence), self.cfg.decision_weight, true);
                 }
             }
+            // "go back to X, the way we had it": the choice taken up again
+            // is shown in the words that took it up (the old ones stay an
+            // alias).
+            if d.moves == DecisionMove::Return
+                && let [id] = live_same.as_slice()
+                && d.replaced.is_none()
+                && d.label.split_whitespace().count() >= 3
+                && let Some(n) = self.nodes.get_mut(id)
+                && normalize_name(&n.label) != normalize_name(&d.label)
+            {
+                let old = std::mem::replace(&mut n.label, d.label.clone());
+                if !n.aliases.contains(&old) && n.aliases.len() < 8 {
+                    n.aliases.push(old);
+                }
+                self.names.insert(normalize_name(&d.label), id.clone());
+            }
             return;
         }
         if d.moves == DecisionMove::Return {
@@ -1575,6 +1600,11 @@ impl<'a> Plan<'a> {
                 if old.evidence != n.evidence {
                     ops.push(
                         json!({"op": "add", "path": format!("{path}/evidence"), "value": n.evidence}),
+                    );
+                }
+                if old.label != n.label {
+                    ops.push(
+                        json!({"op": "add", "path": format!("{path}/label"), "value": n.label}),
                     );
                 }
                 if old.aliases != n.aliases {
