@@ -172,6 +172,7 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
         "switch to the other terminal pls",
         "Let's use it.",
         "I use vim daily.",
+        "never mind, the sensors are 8 bit so no point dithering.",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s:?}");
     }

@@ -600,6 +600,15 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             .filter(|p| *p > 0)
             .map(|p| dropped_part[..p].trim())
             .unwrap_or(dropped_part);
+        // "never mind, the files are small": a statement follows, nothing
+        // is dropped by name.
+        if dropped_part
+            .split_whitespace()
+            .skip(1)
+            .any(|w| lexicon::COPULAS.contains(&w.to_lowercase()))
+        {
+            continue;
+        }
         let dropped = dropped_part
             .trim_start_matches("the ")
             .trim_start_matches("that ")

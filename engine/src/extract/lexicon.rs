@@ -56,6 +56,11 @@ list!(
     "Function words ignored in topics."
 );
 list!(
+    COPULAS,
+    "copulas.txt",
+    "Forms of \"be\" that link a subject to what is said of it."
+);
+list!(
     PARTICLES,
     "particles.txt",
     "Adverb particles of phrasal verbs (\"move it over to\")."
