@@ -204,6 +204,16 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(f.label, "cutover: February 28");
     // A pronoun is no subject.
     assert!(extract::fact("it is 3").is_none());
+    // A value denied takes the one said after it; a relative pronoun
+    // stands for the phrase before its comma; a range of times is a value.
+    let f = extract::fact("the sm gutter is not 12, it is 16px.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "sm gutter: 16px");
+    assert!(extract::fact("the gutter is not 12 anymore").is_none_or(|f| !f.label.contains("12")));
+    let f = extract::fact("ship it before the quarter review, which is Monday the 9th.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "quarter review: Monday the 9th");
+    let f = extract::fact("Freeze is Friday 14:00–18:00 UTC.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "freeze: Friday 14:00–18:00");
 
     let r =
         extract::restriction("Also, never force-push to main.").unwrap_or_else(|| panic!("none"));
@@ -992,6 +1002,11 @@ fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
             .map(|r| r.label);
     assert_eq!(e.as_deref(), Some("travel: Friday May 3"));
     assert!(extract::event("I turned it on 5 times.").is_none());
+    // A modal or a contraction between the subject and the verb.
+    let e = extract::event("she can begin on Tuesday June 4, all going well.").map(|r| r.label);
+    assert_eq!(e.as_deref(), Some("begin: Tuesday June 4"));
+    let e = extract::event("they'll land on the 9th.").map(|r| r.label);
+    assert_eq!(e.as_deref(), Some("land: the 9th"));
     assert!(extract::event("The meeting on Friday went fine.").is_none());
     let g = session(&[
         "we travel on Friday May 3.",

@@ -61,6 +61,16 @@ list!(
     "Forms of \"be\" that link a subject to what is said of it."
 );
 list!(
+    RELATIVE_PRONOUNS,
+    "relative_pronouns.txt",
+    "Relative pronouns that stand for the noun phrase before them."
+);
+list!(
+    MODALS,
+    "modals.txt",
+    "Modal verbs, between a subject and its verb."
+);
+list!(
     PARTICLES,
     "particles.txt",
     "Adverb particles of phrasal verbs (\"move it over to\")."

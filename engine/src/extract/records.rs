@@ -415,7 +415,7 @@ pub(super) fn value_token(t: &str) -> bool {
     }
     // 3, 3.5, 25MB, 10k, 06:00, 14th, 30s, 2026-11-24, 90%
     t.chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '%' | '/' | ','))
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '–' | '%' | '/' | ','))
         && t.chars().filter(|c| c.is_ascii_alphabetic()).count() <= 4
 }
 
@@ -503,7 +503,23 @@ pub fn fact(sentence: &str) -> Option<Record> {
     // after a deadline word ("ship 1.4.0 latest on 3 May").
     let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
     let first = *values.first()?;
-    fact_at(s, &ws, &lws, first)
+    // "the limit is not 70, it is 80": the subject of the value denied
+    // takes the value said after it.
+    let denied = |vi: usize| vi > 0 && (lws[vi - 1] == "not" || lws[vi - 1].ends_with("n't"));
+    if denied(first)
+        && let Some(&then) = values.iter().find(|&&v| v > first && !denied(v))
+        && let Some(r) = fact_at(s, &ws, &lws, first, true)
+        && let Some(subject) = r.subject
+    {
+        let value = fact_value(&ws, &lws, then);
+        return Some(Record {
+            kind: NodeKind::Fact,
+            label: format!("{subject}: {value}"),
+            subject: Some(subject),
+            sentence: s.to_owned(),
+        });
+    }
+    fact_at(s, &ws, &lws, first, false)
         .or_else(|| values.iter().find_map(|&vi| deadline_at(s, &ws, &lws, vi)))
 }
 
@@ -569,7 +585,14 @@ fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
         return None;
     }
     let event = lws[k - 2].as_str();
-    let subject = lws[k - 3].as_str();
+    // "we move on …", "he can start on …", "they'll arrive on …".
+    let subject = match lws[k - 3].as_str() {
+        m if k >= 4 && lexicon::MODALS.contains(m) => lws[k - 4].as_str(),
+        w => w
+            .strip_suffix("'ll")
+            .or_else(|| w.strip_suffix("’ll"))
+            .unwrap_or(w),
+    };
     let plain = |w: &str| w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic());
     if !plain(event)
         || !lexicon::EVENT_SUBJECTS.contains(subject)
@@ -642,7 +665,15 @@ fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Op
 }
 
 /// The fact with its value at word `vi`, when a subject is found for it.
-fn fact_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
+/// `denied`: the value is one the sentence denies ("is not 70"): the
+/// negation links the subject like the copula before it.
+fn fact_at(
+    s: &str,
+    ws: &[super::Word<'_>],
+    lws: &[String],
+    vi: usize,
+    denied: bool,
+) -> Option<Record> {
     // A file, version of code or identifier is not a fact value.
     if ws[vi].backticked {
         return None;
@@ -660,10 +691,13 @@ fn fact_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option
     let mut linked = false;
     while end > 0 {
         let w = lws[end - 1].as_str();
-        if matches!(w, "is" | "are" | "=" | "stays" | "becomes") {
+        if matches!(w, "is" | "are" | "=" | "stays" | "becomes")
+            || (denied && lexicon::COPULAS.contains(w))
+        {
             linked = true;
         }
         if linkers.contains(&w)
+            || (denied && (w == "not" || lexicon::COPULAS.contains(w)))
             || w == "the"
             || lexicon::WEEKDAYS.contains(w)
             || lexicon::MONTHS.contains(w)
@@ -694,6 +728,28 @@ fn fact_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option
             break;
         }
         start -= 1;
+    }
+    // "before the close, which is Friday the 23rd": the relative pronoun
+    // stands for the noun phrase before its comma.
+    if start == end
+        && end >= 2
+        && lexicon::RELATIVE_PRONOUNS.contains(lws[end - 1].as_str())
+        && ws[end - 2].raw.ends_with(',')
+    {
+        end -= 1;
+        start = end;
+        while start > 0 && end - start < 4 {
+            let l = lws[start - 1].as_str();
+            if (start != end
+                && ws[start - 1]
+                    .raw
+                    .ends_with([',', '.', ';', ':', '!', '?', ')']))
+                || lexicon::is_stop(l)
+            {
+                break;
+            }
+            start -= 1;
+        }
     }
     let mut subject: String = ws[start..end]
         .iter()
