@@ -212,6 +212,9 @@ fn facts_restrictions_procedures_and_intentions() {
     let f = extract::fact("ship it before the quarter review, which is Monday the 9th.")
         .unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "quarter review: Monday the 9th");
+    let f =
+        extract::fact("the best score in the last run was 0.91.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "last run: 0.91");
     let f = extract::fact("Freeze is Friday 14:00–18:00 UTC.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "freeze: Friday 14:00–18:00");
 

@@ -691,7 +691,7 @@ fn fact_at(
     let mut linked = false;
     while end > 0 {
         let w = lws[end - 1].as_str();
-        if matches!(w, "is" | "are" | "=" | "stays" | "becomes")
+        if matches!(w, "is" | "are" | "was" | "were" | "=" | "stays" | "becomes")
             || (denied && lexicon::COPULAS.contains(w))
         {
             linked = true;
