@@ -72,6 +72,11 @@ pub struct EvalArgs {
     /// question the query missed.
     #[arg(long, requires = "verbose")]
     pub contexts: bool,
+    /// Rank with the embedding model too (when provisioned), fused by
+    /// reciprocal rank as the MCP server and `rollgraph query` do; the
+    /// query column is then "query+embed".
+    #[arg(long)]
+    pub embed: bool,
 }
 
 /// The labels of one transcript.
@@ -361,8 +366,8 @@ fn run_one(
     labels: &Labels,
     config: &Config,
     configured: bool,
-    budget: usize,
-    contexts: bool,
+    ask: &Ask,
+    sem: &mut Option<rollgraph_engine::semantic::Semantic>,
 ) -> Result<Score> {
     let name = path
         .file_stem()
@@ -370,7 +375,7 @@ fn run_one(
         .unwrap_or("session")
         .to_owned();
     let t = plain::read_any(path)?;
-    run_transcript(&name, &t, labels, config, configured, budget, contexts)
+    run_transcript(&name, &t, labels, config, configured, ask, sem)
 }
 
 /// MemoryBank's chats as plain transcripts, one per user, with the labelled
@@ -449,8 +454,8 @@ fn run_transcript(
     labels: &Labels,
     config: &Config,
     configured: bool,
-    budget: usize,
-    contexts: bool,
+    ask: &Ask,
+    sem: &mut Option<rollgraph_engine::semantic::Semantic>,
 ) -> Result<Score> {
     let name = name.to_owned();
     let tmp = tempfile::tempdir().context("creating a scratch state directory")?;
@@ -476,7 +481,7 @@ fn run_transcript(
     let render = session.render(now).text;
     let turns = t.turns().count() as u32;
     let mut s = score(&name, labels, &render, &session.graph, turns, &fired);
-    retrieval(&mut s, &session, t, labels, budget, now, contexts)?;
+    retrieval(&mut s, &session, t, labels, now, ask, sem)?;
     s.missed.push(format!("--- final injection ---\n{render}"));
     Ok(s)
 }
@@ -529,6 +534,16 @@ fn tally(hits: &mut (u32, u32), words: &mut (u32, u32), context: &str, answer: &
     }
 }
 
+/// How the retrieval comparison asks.
+struct Ask {
+    /// Token budget of every context.
+    budget: usize,
+    /// Keep the contexts of what the query missed, for --verbose.
+    contexts: bool,
+    /// Least similarity of a node the model ranks (`embed.explicit_threshold`).
+    threshold: f32,
+}
+
 /// The retrieval comparison: `query` against BM25 over raw turns and the
 /// newest turns, at one budget, for every labelled question.
 fn retrieval(
@@ -536,10 +551,11 @@ fn retrieval(
     session: &Session,
     t: &Transcript,
     labels: &Labels,
-    budget: usize,
     now: chrono::DateTime<chrono::Utc>,
-    contexts: bool,
+    ask: &Ask,
+    sem: &mut Option<rollgraph_engine::semantic::Semantic>,
 ) -> Result<()> {
+    let (budget, contexts) = (ask.budget, ask.contexts);
     if labels.questions.is_empty() {
         return Ok(());
     }
@@ -557,8 +573,15 @@ fn retrieval(
     let recent = pack_in_order(&newest, budget);
     let mut opts = search::SearchOptions::at(now);
     opts.budget = budget;
+    // Each transcript's nodes are embedded afresh (ids repeat across them).
+    if let Some(sem) = sem.as_mut() {
+        sem.index = rollgraph_engine::semantic::VectorIndex::new();
+    }
     for q in &labels.questions {
-        let a = idx.search(&q.q, &opts, None);
+        let close = sem
+            .as_mut()
+            .map(|sem| search::close_nodes(sem, &session.graph, &q.q, ask.threshold));
+        let a = idx.search(&q.q, &opts, close.as_deref());
         s.query_tokens += a.tokens as u64;
         tally(&mut s.query_hits, &mut s.query_words, &a.text, &q.answer);
         let ranked: Vec<&str> = search::bm25_rank(&turns, &q.q)
@@ -628,6 +651,22 @@ pub fn run(args: EvalArgs) -> Result<()> {
             args.dir.display()
         );
     }
+    let mut sem = if args.embed {
+        let mut c = config.clone();
+        c.embed.enabled = true;
+        let sem = crate::common::load_semantic(&c);
+        if sem.is_none() {
+            bail!("--embed: the embedding model is not provisioned (run scripts/provision.sh)");
+        }
+        sem
+    } else {
+        None
+    };
+    let ask = Ask {
+        budget: args.budget,
+        contexts: args.contexts,
+        threshold: config.embed.explicit_threshold,
+    };
     let mut scores = Vec::new();
     for (path, labels) in &items {
         scores.push(run_one(
@@ -635,8 +674,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
             labels,
             &config,
             args.configured_probe,
-            args.budget,
-            args.contexts,
+            &ask,
+            &mut sem,
         )?);
     }
     let mut total = Score {
@@ -658,8 +697,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 &labels,
                 &config,
                 args.configured_probe,
-                args.budget,
-                args.contexts,
+                &ask,
+                &mut sem,
             )?;
             mb_total.add(&s);
             scores.push(s);
@@ -708,7 +747,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     text.push_str(&format!(
         "\nretrieval at {} tokens: answer in context (answer words)\n{:<24} {:>9} {:>15} {:>15} {:>15} {:>8}\n",
-        args.budget, "transcript", "questions", "query", "bm25 turns", "recent turns", "q tokens"
+        args.budget,
+        "transcript",
+        "questions",
+        if args.embed { "query+embed" } else { "query" },
+        "bm25 turns",
+        "recent turns",
+        "q tokens"
     ));
     for s in scores.iter().chain(std::iter::once(&total)) {
         if s.query_hits.1 == 0 {

@@ -63,3 +63,36 @@ fn an_empty_or_missing_corpus_is_a_clear_error() {
         stderr(&o)
     );
 }
+
+#[test]
+fn eval_embed_ranks_with_the_model_or_says_it_is_missing() {
+    let env = TestEnv::new();
+    let dir = env.home().join("corpus");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("tiny.jsonl"), SESSION).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("tiny.labels.json"), LABELS).unwrap_or_else(|e| panic!("{e}"));
+    let paths = rollgraph_engine::embed::EmbedPaths::discover();
+    let present = paths.model_dir.is_dir() && paths.ort_dylib.is_file();
+    let required = std::env::var("ROLLGRAPH_REQUIRE_MODEL").is_ok_and(|v| v == "1");
+    assert!(
+        present || !required,
+        "ROLLGRAPH_REQUIRE_MODEL=1 but {paths:?}"
+    );
+    let o = env
+        .cmd()
+        .args(["eval", &dir.display().to_string(), "--json", "--embed"])
+        .env("ROLLGRAPH_MODEL_DIR", &paths.model_dir)
+        .env("ROLLGRAPH_ORT_DYLIB", &paths.ort_dylib)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    if present {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}"));
+        // The model joins the ranking; the answerable question is answered.
+        assert_eq!(v[0]["query_hits"], serde_json::json!([1, 2]), "{v}");
+    } else {
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("not provisioned"), "{}", stderr(&o));
+    }
+}
