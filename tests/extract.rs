@@ -670,6 +670,36 @@ fn a_choice_taken_up_again_is_shown_in_the_new_words() {
 }
 
 #[test]
+fn an_ordinal_names_the_thing_of_its_kind_the_session_named() {
+    let g = session(&[
+        "We could rent Studio Quarvo by the canal, 80 an hour.",
+        "There is also Studio Verdo in the old mill.",
+        "Or the Loft Brill above the bakery?",
+        "Fine, we book the Loft Brill then.",
+        "hm, let's go back to the first studio, the Loft Brill has no parking.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Studio Quarvo")), "{live:?}");
+    assert!(!live.iter().any(|l| l.contains("Brill")), "{live:?}");
+    assert!(!live.iter().any(|l| l.contains("first studio")), "{live:?}");
+    // In the order they were named, not by name.
+    let g = session(&[
+        "We could rent Studio Zenta by the canal.",
+        "There is also Studio Amber in the old mill.",
+        "let's go with the first studio.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Studio Zenta")), "{live:?}");
+    let g = session(&[
+        "We could rent Studio Zenta by the canal.",
+        "There is also Studio Amber in the old mill.",
+        "let's go with the last studio.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Studio Amber")), "{live:?}");
+}
+
+#[test]
 fn that_means_the_choice_the_user_is_talking_about() {
     // "scrap that" after talking about the queue drops the queue's choice,
     // not the parser's, though the parser's was made last.

@@ -71,6 +71,11 @@ list!(
     "Modal verbs, between a subject and its verb."
 );
 list!(
+    ORDINALS,
+    "ordinals.txt",
+    "Ordinals in order, \"last\" last."
+);
+list!(
     PARTICLES,
     "particles.txt",
     "Adverb particles of phrasal verbs (\"move it over to\")."

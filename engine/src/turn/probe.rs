@@ -1208,8 +1208,25 @@ impl<'a> Plan<'a> {
             }
             return;
         }
-        let Some(chosen_name) = d.chosen.clone() else {
+        let Some(mut chosen_name) = d.chosen.clone() else {
             return;
+        };
+        // "back to the first venue": the thing of that kind the session
+        // named first.
+        let resolved;
+        let d = match self.ordinal_referent(&chosen_name) {
+            Some(label) => {
+                let mut r = d.clone();
+                r.label = r
+                    .label
+                    .replace(&format!("the {chosen_name}"), &label)
+                    .replace(&chosen_name, &label);
+                chosen_name = label.clone();
+                r.chosen = Some(label);
+                resolved = r;
+                &resolved
+            }
+            None => d,
         };
         // Going back to (or keeping) an earlier choice.
         let mut topic = d.topic.clone();
@@ -1493,6 +1510,65 @@ impl<'a> Plan<'a> {
         }
         for o in old {
             self.supersede(&did, &o);
+        }
+    }
+
+    /// The label of the thing an ordinal phrase names ("first venue": the
+    /// first thing named with "venue" in its label, by the turn it was first
+    /// seen in this session; "last venue": the latest). `None` unless the
+    /// phrase is an ordinal and a head noun, and such things exist.
+    fn ordinal_referent(&self, phrase: &str) -> Option<String> {
+        let lower = phrase.to_lowercase();
+        let mut words = lower.split_whitespace();
+        let ordinal = words.next()?;
+        let head = words.next()?;
+        if words.next().is_some() || head.chars().count() < 3 {
+            return None;
+        }
+        let pos = extract::lexicon::ORDINALS
+            .iter()
+            .position(|o| o == ordinal)?;
+        let last = pos + 1 == extract::lexicon::ORDINALS.iter().count();
+        let session = self.input.session;
+        let mut found: Vec<(u32, String)> = Vec::new();
+        let mut seen: BTreeSet<NodeId> = BTreeSet::new();
+        let nodes = self
+            .nodes
+            .values()
+            .chain(self.input.graph.nodes_unordered());
+        for n in nodes {
+            if !seen.insert(n.id.clone())
+                || !matches!(
+                    n.kind,
+                    NodeKind::Entity | NodeKind::Project | NodeKind::Person
+                )
+                || !n
+                    .label
+                    .split_whitespace()
+                    .any(|w| extract::stem(w) == extract::stem(head))
+            {
+                continue;
+            }
+            let first = n
+                .provenance
+                .iter()
+                .filter(|p| p.session == session)
+                .map(|p| p.first_turn)
+                .chain(
+                    n.evidence
+                        .iter()
+                        .filter(|e| e.session == session)
+                        .map(|e| e.turn),
+                )
+                .min()
+                .unwrap_or(self.turn);
+            found.push((first, n.label.clone()));
+        }
+        found.sort();
+        if last {
+            found.pop().map(|(_, l)| l)
+        } else {
+            found.into_iter().nth(pos).map(|(_, l)| l)
         }
     }
 
