@@ -173,6 +173,7 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
         "Let's use it.",
         "I use vim daily.",
         "never mind, the sensors are 8 bit so no point dithering.",
+        "ok, sample every 90 seconds instead.",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s:?}");
     }
@@ -215,6 +216,22 @@ fn facts_restrictions_procedures_and_intentions() {
     let f =
         extract::fact("the best score in the last run was 0.91.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "last run: 0.91");
+    // A change to a value links its subject; an interval links with
+    // "every"; a rate is per a word with content; a count in a period.
+    let f = extract::fact("the launch moved to May 9.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "launch: May 9");
+    let f =
+        extract::fact("we sample the gauge every 30 seconds.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "gauge: 30 seconds");
+    let f = extract::fact("the pump draw is 45 mA per the spec sheet.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "pump draw: 45 mA");
+    let f = extract::fact("the swim quota is 3 sessions a week.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "swim quota: 3 sessions a week");
+    assert_eq!(extract::value_unit("30/min").as_deref(), Some("/min"));
+    assert_eq!(extract::value_unit("€65").as_deref(), Some("€"));
+    assert_eq!(extract::value_unit("the 9th").as_deref(), Some("date"));
+    assert_eq!(extract::value_unit("2.8.0"), None);
     let f = extract::fact("Freeze is Friday 14:00–18:00 UTC.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "freeze: Friday 14:00–18:00");
 
@@ -1025,6 +1042,36 @@ fn x_it_is_settles_a_choice() {
     assert_eq!(d.chosen.as_deref(), Some("Brokk"));
     assert!(extract::decision("That's how it is.", None).is_none());
     assert!(extract::decision("Well it is.", None).is_none());
+}
+
+#[test]
+fn a_changed_value_updates_the_fact_with_its_unit() {
+    words();
+    let facts = |g: &Graph| -> Vec<String> {
+        g.nodes()
+            .into_iter()
+            .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
+            .map(|n| n.label.clone())
+            .collect()
+    };
+    // A unit glued on ("/min") and a change said with a verb.
+    let g = session(&["the upload limit is 12/min.", "too low, make it 40/min."]);
+    assert_eq!(facts(&g), vec!["upload limit: 40/min"], "{:?}", g.nodes());
+    let g = session(&[
+        "the pool is 6 lanes a day.",
+        "my back is sore, cut it to 4 lanes a day.",
+    ]);
+    assert_eq!(facts(&g), vec!["pool: 4 lanes a day"], "{:?}", g.nodes());
+    // A day is too many kinds of thing to update by its unit alone.
+    let g = session(&[
+        "the audit is on June 3.",
+        "we move to the new flat on June 9.",
+    ]);
+    assert!(
+        facts(&g).iter().any(|f| f == "audit: June 3"),
+        "{:?}",
+        facts(&g)
+    );
 }
 
 #[test]

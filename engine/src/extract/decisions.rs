@@ -16,6 +16,19 @@ pub(super) fn is_non_choice(choice: &str) -> bool {
     if content.is_empty() {
         return true;
     }
+    // "every 120 seconds instead", "4 MB": a measure is a value, not a
+    // thing chosen (a version like "2.8.0" has no unit and stays one).
+    let measure = words
+        .iter()
+        .skip_while(|w| lexicon::is_stop(w) || lexicon::CADENCE_WORDS.contains(w.as_str()))
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if measure.starts_with(|c: char| c.is_ascii_digit())
+        && super::value_unit(&measure).is_some_and(|u| u != "date")
+    {
+        return true;
+    }
     // "the feature branch", "the other terminal", "staging context"
     words
         .iter()

@@ -76,6 +76,21 @@ list!(
     "Ordinals in order, \"last\" last."
 );
 list!(
+    CHANGE_VERBS,
+    "change_verbs.txt",
+    "Verbs that change a value to a new one (\"moved to\", \"drop … to\")."
+);
+list!(
+    UPDATE_CUES,
+    "update_cues.txt",
+    "Words that say a value replaces an earlier one."
+);
+list!(
+    CADENCE_WORDS,
+    "cadence_words.txt",
+    "Words before a measure that say how often or how much."
+);
+list!(
     PARTICLES,
     "particles.txt",
     "Adverb particles of phrasal verbs (\"move it over to\")."

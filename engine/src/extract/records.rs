@@ -423,8 +423,21 @@ pub(super) fn value_token(t: &str) -> bool {
 /// pod", "3 s"), month ("the 12th of November") or weekday ("Friday the 9th").
 fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     let mut value = ws[vi].text.to_owned();
+    // What a rate is per is a word with content ("20 per pod", not "per the").
+    let content = |i: usize| lws.get(i).is_some_and(|w| !lexicon::is_stop(w));
+    // "4 runs a week": a count of things in a period.
+    let counted = lws
+        .get(vi + 1)
+        .is_some_and(|w| w.chars().all(char::is_alphabetic) && !lexicon::is_stop(w))
+        && lws.get(vi + 2).is_some_and(|w| w == "a" || w == "per")
+        && lws
+            .get(vi + 3)
+            .is_some_and(|w| lexicon::UNIT_WORDS.contains(w.as_str()));
     if let Some(next) = lws.get(vi + 1)
-        && (lexicon::UNIT_WORDS.contains(next.as_str()) || lexicon::MONTHS.contains(next.as_str()))
+        && (lexicon::UNIT_WORDS.contains(next.as_str())
+            || lexicon::MONTHS.contains(next.as_str())
+            || counted)
+        && (next != "per" || content(vi + 2))
     {
         value = format!("{value} {}", ws[vi + 1].text);
         // "20 per pod": a rate names what it is per.
@@ -435,6 +448,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         }
         if let Some(n2) = lws.get(vi + 2)
             && (n2 == "per" || n2 == "a")
+            && content(vi + 3)
             && let Some(n3) = ws.get(vi + 3)
         {
             value = format!("{value} {} {}", ws[vi + 2].text, n3.text);
@@ -462,6 +476,49 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     value
 }
 
+/// What a fact value is measured in, to tell which facts one value can
+/// update: the words after the number ("µa", "runs a week"), a currency
+/// sign ("€"), a unit glued on ("/min"), or "date" for a day.
+pub fn value_unit(value: &str) -> Option<String> {
+    if is_dated(value) {
+        return Some("date".into());
+    }
+    let v = value.trim().to_lowercase();
+    let mut words = v.split_whitespace();
+    let first = words.next()?;
+    let rest: Vec<&str> = words.collect();
+    if !rest.is_empty() {
+        return Some(rest.join(" "));
+    }
+    if let Some(c) = first.chars().next().filter(|c| !c.is_alphanumeric()) {
+        return Some(c.to_string());
+    }
+    first
+        .split_once('/')
+        .filter(|(n, u)| n.chars().any(|c| c.is_ascii_digit()) && !u.is_empty())
+        .map(|(_, u)| format!("/{u}"))
+}
+
+/// Whether a sentence says a value changes: a change verb ("drop the
+/// price to …", "moved to …") or an update cue ("… instead", "actually").
+pub fn says_change(sentence: &str) -> bool {
+    sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(str::to_lowercase)
+        .any(|w| lexicon::CHANGE_VERBS.contains(&w) || lexicon::UPDATE_CUES.contains(&w))
+}
+
+/// The first value with a unit in a sentence ("drop to 3 runs a week"):
+/// the value as said.
+pub fn first_measure(sentence: &str) -> Option<String> {
+    let ws = words(sentence);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    (0..ws.len())
+        .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
+        .map(|i| fact_value(&ws, &lws, i))
+        .find(|v| value_unit(v).is_some())
+}
+
 /// A number with its unit and no subject ("ok so 12 per node"): the value
 /// and its unit ("per node"), for the fact whose value has the same unit.
 pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
@@ -472,14 +529,32 @@ pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
     let vi = ws.iter().position(|w| value_token(w.raw))?;
+    // "30/min": the unit glued on.
+    let glued = ws[vi]
+        .text
+        .split_once('/')
+        .filter(|(n, u)| {
+            n.chars().any(|c| c.is_ascii_digit())
+                && u.chars().all(char::is_alphabetic)
+                && !u.is_empty()
+        })
+        .map(|(_, u)| format!("/{}", u.to_lowercase()));
     if ws[vi].backticked
-        || !lws
-            .get(vi + 1)
-            .is_some_and(|n| lexicon::UNIT_WORDS.contains(n.as_str()))
+        || (glued.is_none()
+            && !lws
+                .get(vi + 1)
+                .is_some_and(|n| lexicon::UNIT_WORDS.contains(n.as_str())))
     {
         return None;
     }
     let value = fact_value(&ws, &lws, vi);
+    if let Some(unit) = glued {
+        let others = ws.len().saturating_sub(1);
+        if others > 3 || ws.iter().filter(|w| value_token(w.raw)).count() > 1 {
+            return None;
+        }
+        return Some((ws[vi].text.to_owned(), unit));
+    }
     // Only the number and a few words around it ("ok so 12 per node",
     // "make it 8 per node"): a longer sentence has a subject of its own.
     let others = ws.len().saturating_sub(value.split_whitespace().count());
@@ -683,7 +758,7 @@ fn fact_at(
     // or the words right before the value.
     let linkers = [
         "is", "are", "was", "=", "of", "at", "to", "be", "stays", "becomes", "on", "by", "'s",
-        "goes",
+        "goes", "every",
     ];
     let mut end = vi;
     // "msrv is 1.76": a copula right before the value links a subject that
@@ -691,8 +766,20 @@ fn fact_at(
     let mut linked = false;
     while end > 0 {
         let w = lws[end - 1].as_str();
-        if matches!(w, "is" | "are" | "was" | "were" | "=" | "stays" | "becomes")
-            || (denied && lexicon::COPULAS.contains(w))
+        // "the race moved to May 3": a change to a value links like "is now".
+        let changed_to = w == "to"
+            && end >= 2
+            && lexicon::CHANGE_VERBS.contains(lws[end - 2].as_str())
+            && end - 2 > 0;
+        if changed_to {
+            linked = true;
+            end -= 2;
+            continue;
+        }
+        if matches!(
+            w,
+            "is" | "are" | "was" | "were" | "=" | "stays" | "becomes" | "every"
+        ) || (denied && lexicon::COPULAS.contains(w))
         {
             linked = true;
         }
@@ -715,6 +802,11 @@ fn fact_at(
         }
     }
     let mut start = end;
+    // "my knee hurts, drop to 3 a week": a clause ends right before.
+    if end > 0 && ws[end - 1].raw.ends_with([',', ';']) {
+        start = 0;
+        end = 0;
+    }
     while start > 0 && end - start < 4 {
         let w = &ws[start - 1];
         let l = lws[start - 1].as_str();

@@ -813,20 +813,36 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// The fact a subjectless quantity updates: the one fact in force whose
-    /// value has the same unit, as a new value for its subject.
-    fn fact_by_unit(&self, s: &str) -> Option<extract::Record> {
-        let (value, unit) = extract::bare_quantity(s)?;
-        let mut hits = self
-            .current_of_kind(NodeKind::Fact)
+    /// The facts in force whose value is measured in `unit`, as (subject,
+    /// value, lowercase).
+    fn facts_in(&self, unit: &str) -> Vec<(String, String)> {
+        self.current_of_kind(NodeKind::Fact)
             .into_iter()
             .filter_map(|id| {
                 let n = self.node_ref(&id)?;
                 let (subject, old) = n.label.split_once(": ")?;
-                let old = old.to_lowercase();
-                let same_unit = old.split_once(' ').is_some_and(|(_, u)| u == unit);
-                same_unit.then(|| (subject.to_owned(), old))
-            });
+                (extract::value_unit(old).as_deref() == Some(unit))
+                    .then(|| (subject.to_owned(), old.to_lowercase()))
+            })
+            .collect()
+    }
+
+    /// The fact a subjectless quantity updates: the one fact in force whose
+    /// value has the same unit, as a new value for its subject.
+    fn fact_by_unit(&self, s: &str) -> Option<extract::Record> {
+        let (value, unit) = match extract::bare_quantity(s) {
+            Some((value, unit)) => (value, unit),
+            // "my knee hurts, drop to 3 a week": a changed value anywhere.
+            None if extract::says_change(s) => {
+                let v = extract::first_measure(s)?;
+                let u = extract::value_unit(&v).filter(|u| u != "date")?;
+                (v, u)
+            }
+            None => return None,
+        };
+        let unit = extract::value_unit(&value).unwrap_or(unit);
+        let same = self.facts_in(&unit);
+        let mut hits = same.into_iter();
         let (subject, old) = hits.next()?;
         if hits.next().is_some() || old == value.to_lowercase() {
             return None;

@@ -571,8 +571,23 @@ fn render_with(
         .collect();
     // Rules and how-tos are what a reader most needs to see again; then what
     // the user corrected or prefers, then facts and next steps.
+    // A date (a deadline, an event) and a value corrected since are the
+    // facts a reader most needs again.
+    let fact_bonus = |n: &Node| {
+        if n.kind != NodeKind::Fact {
+            return 0.0;
+        }
+        let dated = n
+            .label
+            .split_once(": ")
+            .and_then(|(_, v)| crate::extract::value_unit(v))
+            .is_some_and(|u| u == "date");
+        let corrected = !g.supersedes(&n.id).is_empty();
+        0.1 * f64::from(u8::from(dated) + u8::from(corrected))
+    };
     let standing_score = |n: &Node| {
         n.weight
+            + fact_bonus(n)
             + match n.kind {
                 NodeKind::Restriction => 0.3,
                 NodeKind::Procedure => 0.25,
