@@ -228,6 +228,17 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(f.label, "pump draw: 45 mA");
     let f = extract::fact("the swim quota is 3 sessions a week.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "swim quota: 3 sessions a week");
+    // What the value is for; the verb that changes it and a participle
+    // after the subject are no part of it.
+    let f = extract::fact("let's go with 20 minutes for the lock timeout.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "lock timeout: 20 minutes");
+    let f = extract::fact("bump retries to 7.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "retries: 7");
+    let f = extract::fact("standby draw measured at 3.2 mA.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "standby draw: 3.2 mA");
+    let f = extract::fact("the handover slipped to June 20.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "handover: June 20");
     assert_eq!(extract::value_unit("30/min").as_deref(), Some("/min"));
     assert_eq!(extract::value_unit("€65").as_deref(), Some("€"));
     assert_eq!(extract::value_unit("the 9th").as_deref(), Some("date"));

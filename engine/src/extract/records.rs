@@ -843,11 +843,23 @@ fn fact_at(
             start -= 1;
         }
     }
-    let mut subject: String = ws[start..end]
+    let mut subject_words: Vec<String> = ws[start..end]
         .iter()
         .map(|w| w.text.to_lowercase())
-        .collect::<Vec<_>>()
-        .join(" ");
+        .collect();
+    // "bump retries to 5": the verb that changes it is no part of the
+    // subject; nor is "measured" in "sleep current measured at 4.9 µA".
+    if subject_words.len() >= 2 && lexicon::CHANGE_VERBS.contains(subject_words[0].as_str()) {
+        subject_words.remove(0);
+    }
+    if subject_words.len() >= 2
+        && subject_words
+            .last()
+            .is_some_and(|w| w.ends_with("ed") && lexicon::is_known_word(w))
+    {
+        subject_words.pop();
+    }
+    let mut subject = subject_words.join(" ");
     let has_head = |t: &str| {
         t.split_whitespace().any(|w| {
             lexicon::FACT_SUBJECT_HEADS.contains(stem(w).as_str())
@@ -861,7 +873,35 @@ fn fact_at(
                 && !lexicon::is_stop(w)
                 && !lexicon::is_closed_class(w)
         });
-    if subject.is_empty() || (!has_head(&subject) && !plain_subject) {
+    let after_value = vi + value.split_whitespace().count();
+    // "go with 10 minutes for the cache ttl": what the value is for.
+    let for_subject = || {
+        if lws.get(after_value).is_none_or(|w| w != "for") {
+            return None;
+        }
+        let mut k = after_value + 1;
+        while lws.get(k).is_some_and(|w| lexicon::is_stop(w)) {
+            k += 1;
+        }
+        let mut out: Vec<&str> = Vec::new();
+        while let Some(w) = ws.get(k)
+            && out.len() < 3
+            && !lexicon::is_stop(&lws[k])
+            && w.text.chars().all(|c| c.is_alphanumeric() || c == '-')
+        {
+            out.push(&lws[k]);
+            if w.raw.ends_with([',', '.', ';', ':', '!', '?']) {
+                break;
+            }
+            k += 1;
+        }
+        (!out.is_empty()).then(|| out.join(" "))
+    };
+    if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
+        && let Some(f) = for_subject()
+    {
+        subject = f;
+    } else if subject.is_empty() || (!has_head(&subject) && !plain_subject) {
         // A head noun elsewhere in the clause: before the value ("the demo
         // is on the 14th") or right after it ("a flat 30 second delay").
         let after_value = vi + 1 + usize::from(value.split_whitespace().count() > 1);
