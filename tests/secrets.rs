@@ -53,6 +53,32 @@ fn needles(s: &Secret) -> Vec<String> {
     v
 }
 
+/// Whether `text` holds `needle`. A secret of digits only (a PIN) counts
+/// where it stands as its own word in text, not inside a longer number, a
+/// hex digest or a JSON number value (a token count may happen to be 4821,
+/// a prompt's digest may happen to hold it).
+fn holds_secret(text: &str, needle: &str) -> bool {
+    if !needle.chars().all(|c| c.is_ascii_digit()) {
+        return text.contains(needle);
+    }
+    text.match_indices(needle).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + needle.len()..].chars().next();
+        // Inside a longer number or a hex digest ("…e4821f…") it is another word.
+        let digitish = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
+        // `"key": 4821` or `[1, 4821]`, not `"pin: 4821"` inside a string.
+        let head = text[..at].trim_end();
+        let tail = text[at + needle.len()..].trim_start();
+        let mut back = head.chars().rev();
+        let json_number = match back.next() {
+            Some(':') => back.next() == Some('"'),
+            Some(',' | '[') => tail.starts_with([',', ']', '}']),
+            _ => false,
+        };
+        !digitish(before) && !digitish(after) && !json_number
+    })
+}
+
 /// Every (file, kind) where a raw secret is found under `dir`.
 pub fn leaks(dir: &Path, corpus: &[Secret]) -> Vec<String> {
     let mut found = Vec::new();
@@ -63,7 +89,7 @@ pub fn leaks(dir: &Path, corpus: &[Secret]) -> Vec<String> {
         // needles hold no newline.
         for s in corpus {
             for n in needles(s) {
-                if text.contains(&n) {
+                if holds_secret(&text, &n) {
                     found.push(format!("{} in {}", s.kind, f.display()));
                 }
             }
@@ -74,10 +100,22 @@ pub fn leaks(dir: &Path, corpus: &[Secret]) -> Vec<String> {
     found
 }
 
+#[test]
+fn a_pin_is_found_in_prose_but_not_in_a_count() {
+    assert!(holds_secret("my pin is 4821 ok", "4821"));
+    assert!(holds_secret("\"text\":\"pin 4821\"", "4821"));
+    assert!(!holds_secret("\"injected_tokens\": 4821,", "4821"));
+    assert!(!holds_secret("14821 and 4821.5", "4821"));
+    assert!(!holds_secret("\"8806e3274821abe\"", "4821"));
+    assert!(holds_secret("key sk-abc", "sk-abc"));
+    assert!(holds_secret("\"label\":\"pin: 4821\"", "4821"));
+    assert!(!holds_secret("[12, 4821]", "4821"));
+}
+
 fn leaks_in(text: &str, corpus: &[Secret]) -> Vec<String> {
     corpus
         .iter()
-        .filter(|s| needles(s).iter().any(|n| text.contains(n.as_str())))
+        .filter(|s| needles(s).iter().any(|n| holds_secret(text, n)))
         .map(|s| s.kind.clone())
         .collect()
 }
