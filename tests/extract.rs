@@ -1086,6 +1086,53 @@ fn a_changed_value_updates_the_fact_with_its_unit() {
 }
 
 #[test]
+fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
+    words();
+    let shown = |g: &Graph| -> Vec<(String, Option<String>)> {
+        g.nodes()
+            .into_iter()
+            .filter(|n| n.kind == NodeKind::Fact)
+            .map(|n| {
+                (
+                    n.label.clone(),
+                    g.superseded_by(&n.id).map(|s| s.label.clone()),
+                )
+            })
+            .collect()
+    };
+    // Said by the assistant, confirming what it did.
+    let g = session_with_replies(&[
+        (
+            "make the sync less chatty",
+            "Raised the sync interval from 45 to 90 seconds.",
+        ),
+        ("thanks", "You're welcome."),
+    ]);
+    let facts = shown(&g);
+    assert!(
+        facts.contains(&(
+            "sync interval: 45 seconds".into(),
+            Some("sync interval: 90 seconds".into())
+        )),
+        "{facts:?}"
+    );
+    // Said by the user, with days.
+    let g = session(&["the launch moved from June 3 to June 10."]);
+    let facts = shown(&g);
+    assert!(
+        facts.contains(&("launch: June 3".into(), Some("launch: June 10".into()))),
+        "{facts:?}"
+    );
+    // A range is no change.
+    let g = session(&["the shop is open from 9 to 5 on weekdays."]);
+    assert!(
+        shown(&g).iter().all(|(_, by)| by.is_none()),
+        "{:?}",
+        shown(&g)
+    );
+}
+
+#[test]
 fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
     words();
     let e =

@@ -519,6 +519,92 @@ pub fn first_measure(sentence: &str) -> Option<String> {
         .find(|v| value_unit(v).is_some())
 }
 
+/// A value said to change from one value to another ("bumped the login
+/// limit from 10/min to 30/min", "the race moved from April 19 to May 3"):
+/// the new fact and the old one, on one subject. Only where the sentence
+/// says a change (a change verb or an update cue), so "we work from 9 to
+/// 5" is none.
+pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
+    let s = sentence.trim();
+    if s.ends_with('?') || !says_change(s) {
+        return None;
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let from = lws.iter().position(|w| w == "from")?;
+    // The number of a value at `i`, past a month or weekday before it
+    // ("April 19").
+    let number_at = |i: usize| {
+        let calendar = |k: usize| {
+            lws.get(k).is_some_and(|w| {
+                lexicon::MONTHS.contains(w.as_str()) || lexicon::WEEKDAYS.contains(w.as_str())
+            })
+        };
+        let i = if calendar(i) { i + 1 } else { i };
+        ws.get(i)
+            .is_some_and(|w| value_token(w.raw) && !w.backticked)
+            .then_some(i)
+    };
+    let a = number_at(from + 1)?;
+    let old_value = fact_value(&ws, &lws, a);
+    let to = (a + 1..(a + 4).min(lws.len())).find(|&i| lws[i] == "to")?;
+    let b = number_at(to + 1)?;
+    let new_value = fact_value(&ws, &lws, b);
+    // "from 60 to 120 seconds": the old value takes the new one's unit.
+    let old_value = match (value_unit(&old_value), value_unit(&new_value)) {
+        (None, Some(u)) if !u.starts_with('/') && u.len() > 1 && u != "date" => {
+            format!(
+                "{old_value} {}",
+                new_value.split_once(' ').map_or("", |(_, u)| u)
+            )
+        }
+        _ => old_value,
+    };
+    // The subject: the words before "from", past the verb that changes it
+    // and the words that only say so ("went", "has gone").
+    let mut end = from;
+    while end > 0
+        && (lexicon::CHANGE_VERBS.contains(lws[end - 1].as_str())
+            || lexicon::COPULAS.contains(lws[end - 1].as_str())
+            || matches!(lws[end - 1].as_str(), "has" | "have" | "been" | "got"))
+    {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && end - start < 4 {
+        let l = lws[start - 1].as_str();
+        if (start != end
+            && ws[start - 1]
+                .raw
+                .ends_with([',', '.', ';', ':', '!', '?', ')']))
+            || lexicon::is_stop(l)
+            || lexicon::CHANGE_VERBS.contains(l)
+            || !ws[start - 1].text.chars().any(char::is_alphabetic)
+        {
+            break;
+        }
+        start -= 1;
+    }
+    if start == end {
+        return None;
+    }
+    let subject = lws[start..end].join(" ");
+    if subject.chars().count() > 60
+        || subject
+            .split_whitespace()
+            .all(|w| lexicon::is_closed_class(w))
+    {
+        return None;
+    }
+    let record = |v: &str| Record {
+        kind: NodeKind::Fact,
+        label: format!("{subject}: {v}"),
+        subject: Some(subject.clone()),
+        sentence: s.to_owned(),
+    };
+    Some((record(&new_value), record(&old_value)))
+}
+
 /// A number with its unit and no subject ("ok so 12 per node"): the value
 /// and its unit ("per node"), for the fact whose value has the same unit.
 pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {

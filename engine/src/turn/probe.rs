@@ -676,6 +676,12 @@ impl<'a> Plan<'a> {
             }
         }
 
+        // "bumped the limit from 10/min to 30/min", said by either side:
+        // the new value with the old as its history.
+        if let Some((new, old)) = extract::value_change(s) {
+            self.value_change(&new, &old, &ids);
+        }
+
         if from_user {
             let d = extract::decision(s, self.input.root).or_else(|| {
                 // "recharts is out. visx for all charts": after a drop, a
@@ -810,6 +816,39 @@ impl<'a> Plan<'a> {
             .collect();
         for o in old {
             self.supersede(&rid, &o);
+        }
+    }
+
+    /// A value changed from `old` to `new` on one subject: `old` is kept
+    /// (added faintly when it was never recorded) and `new` supersedes it.
+    fn value_change(
+        &mut self,
+        new: &extract::Record,
+        old: &extract::Record,
+        ids: &[(NodeId, NodeKind)],
+    ) {
+        let known = |p: &Self, r: &extract::Record| {
+            p.resolve(&r.label, NodeKind::Fact)
+                .is_some_and(|id| p.input.graph.contains(&id) || p.nodes.contains_key(&id))
+        };
+        if known(self, new) {
+            return;
+        }
+        let old_id = if known(self, old) {
+            self.resolve(&old.label, NodeKind::Fact)
+        } else {
+            let m = Mention {
+                label: old.label.clone(),
+                kind: NodeKind::Fact,
+                domain: dominant_of(ids, self),
+                role: None,
+                strong: true,
+            };
+            self.upsert(&m, None, self.cfg.decision_weight * 0.5, true)
+        };
+        self.record(new, ids);
+        if let (Some(o), Some(n)) = (old_id, self.resolve(&new.label, NodeKind::Fact)) {
+            self.supersede(&n, &o);
         }
     }
 
