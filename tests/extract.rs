@@ -728,6 +728,34 @@ fn an_ordinal_names_the_thing_of_its_kind_the_session_named() {
 }
 
 #[test]
+fn a_complaint_clause_names_the_choice_a_new_one_replaces() {
+    words();
+    // "X <problem>, go with Y": Y replaces X; an acronym names a thing.
+    let g = session(&[
+        "we use the QRVX crystal for the clock.",
+        "QRVX drifts too much, go with the ZLTK.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("ZLTK")), "{live:?}");
+    assert!(!live.iter().any(|l| l.contains("QRVX")), "{live:?}");
+    assert!(
+        g.nodes()
+            .iter()
+            .any(|n| n.label.contains("QRVX") && g.superseded_by(&n.id).is_some()),
+        "{:?}",
+        g.nodes()
+    );
+    // A measure overkill is no choice dropped; the label names nothing twice.
+    let d = extract::decision(
+        "8 cores is overkill, switch the build to brisk-4core.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert!(!d.label.contains("8 cores"), "{}", d.label);
+    assert_eq!(d.label.matches("instead of").count(), 1, "{}", d.label);
+}
+
+#[test]
 fn that_means_the_choice_the_user_is_talking_about() {
     // "scrap that" after talking about the queue drops the queue's choice,
     // not the parser's, though the parser's was made last.

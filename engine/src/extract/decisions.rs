@@ -219,8 +219,20 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .iter()
                 .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w))
                 || subject_led(head);
+            // Its first content word: an acronym ("the LFXO") or a setting
+            // ("type=registry") names a thing too.
+            let lead_word = rest
+                .split_whitespace()
+                .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!')))
+                .find(|w| !lexicon::is_stop(&w.to_lowercase()))
+                .unwrap_or("");
+            let shaped = super::mentions::is_acronym(lead_word)
+                || lead_word
+                    .split_once('=')
+                    .is_some_and(|(k, v)| !k.is_empty() && !v.is_empty());
             let names_thing = cue != "replace"
-                && (mentions(rest, root)
+                && (shaped
+                    || mentions(rest, root)
                     .first()
                     .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
                     // "Use weekly partitions for the events table": a topic.
@@ -527,6 +539,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         // phrase right before the cue.
         let head = head[head.len().saturating_sub(4)..].join(" ");
         if (1..=4).contains(&head.split_whitespace().count())
+            && !is_non_choice(&head)
             && let Some(dropped) = chosen_of(&head, root)
         {
             let after = sentence[p + cue_len..].trim_start_matches([';', ',', '.', ' ', '-', '—']);
@@ -534,8 +547,10 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                 .filter(|d| d.chosen.is_some())
                 .or_else(|| plain_return(after));
             if let Some(d) = d {
+                // What it replaces is named here, not left to the turn.
+                let base = d.label.split(" instead of ").next().unwrap_or(&d.label);
                 return Some(Decision {
-                    label: format!("{} instead of {dropped}", d.label),
+                    label: format!("{base} instead of {dropped}"),
                     replaced: Some(dropped),
                     sentence: sentence.to_owned(),
                     ..d

@@ -1638,8 +1638,30 @@ impl<'a> Plan<'a> {
         topic: &[String],
         chosen: Option<&NodeId>,
     ) -> Option<NodeId> {
-        let chosen_kind = self.node_ref(chosen?)?.kind;
-        let rest = self.turn_text.replace(sentence, " ");
+        let chosen_node = self.node_ref(chosen?)?;
+        let chosen_kind = chosen_node.kind;
+        let mut rest = self.turn_text.replace(sentence, " ");
+        // "X drifts too much, go with Y": the clause before the one that
+        // names the new choice talks about the old one.
+        let lower = sentence.to_lowercase();
+        if let Some(at) = lower.find(&chosen_node.label.to_lowercase())
+            && let Some(cut) = lower[..at].rfind([',', ';', '—'])
+        {
+            rest.push(' ');
+            rest.push_str(&lower[..cut]);
+        }
+        // A choice of several words is named by its first when that word is
+        // rare ("the Zorvex pump" by "Zorvex").
+        let names_of = |c: &Node| -> Vec<String> {
+            let mut v: Vec<String> = c.names().collect();
+            if let Some((first, _)) = c.label.split_once(' ')
+                && first.chars().count() >= 3
+                && !extract::lexicon::is_common(first, 3.5)
+            {
+                v.push(normalize_name(first));
+            }
+            v
+        };
         let named = self.live_choices(Some(did)).filter(|id| {
             let Some(n) = self.node_ref(id) else {
                 return false;
@@ -1661,7 +1683,10 @@ impl<'a> Plan<'a> {
                 .filter(|c| Some(c) != chosen)
                 .and_then(|c| self.node_ref(&c))
                 .is_some_and(|c| {
-                    c.kind == chosen_kind && c.names().any(|x| x.len() >= 3 && find_word(&rest, &x))
+                    c.kind == chosen_kind
+                        && names_of(c)
+                            .iter()
+                            .any(|x| x.len() >= 3 && find_word(&rest, x))
                 })
         });
         self.newest(named)

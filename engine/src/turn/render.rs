@@ -625,14 +625,17 @@ fn render_with(
         .filter(|n| {
             !in_full.contains(&n.id) && !special.contains(&n.id) && n.kind != NodeKind::Decision
         })
+        // Who's who is worth a few words wherever the focus is.
         .filter(|n| {
             distances
                 .get(&n.id)
                 .is_some_and(|d| *d <= cfg.near_distance)
                 || n.weight >= 0.6
+                || n.kind == NodeKind::Person
         })
         .collect();
-    let mut scored: Vec<(f64, &Node)> = near.into_iter().map(|n| (score(n), n)).collect();
+    let near_score = |n: &Node| score(n) + if n.kind == NodeKind::Person { 0.2 } else { 0.0 };
+    let mut scored: Vec<(f64, &Node)> = near.into_iter().map(|n| (near_score(n), n)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
     scored.truncate(NEAR_MAX);
     let near: Vec<&Node> = scored.into_iter().map(|(_, n)| n).collect();
