@@ -745,6 +745,10 @@ fn a_complaint_clause_names_the_choice_a_new_one_replaces() {
         "{:?}",
         g.nodes()
     );
+    // "forget X, Y is simpler": Y replaces X.
+    let d = extract::decision("ok forget Zephyrq, Brokk is simpler.", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.label, "Use Brokk instead of Zephyrq");
     // A measure overkill is no choice dropped; the label names nothing twice.
     let d = extract::decision(
         "8 cores is overkill, switch the build to brisk-4core.",
@@ -1101,6 +1105,9 @@ fn a_changed_value_updates_the_fact_with_its_unit() {
         "my back is sore, cut it to 4 lanes a day.",
     ]);
     assert_eq!(facts(&g), vec!["pool: 4 lanes a day"], "{:?}", g.nodes());
+    // "move X to <day>": the verb before the subject links it.
+    let g = session(&["the launch is on June 3.", "move the launch to June 12."]);
+    assert_eq!(facts(&g), vec!["launch: June 12"], "{:?}", g.nodes());
     // A day is too many kinds of thing to update by its unit alone.
     let g = session(&[
         "the audit is on June 3.",

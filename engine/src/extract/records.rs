@@ -938,6 +938,23 @@ fn fact_at(
     if subject_words.len() >= 2 && lexicon::CHANGE_VERBS.contains(subject_words[0].as_str()) {
         subject_words.remove(0);
     }
+    // "move the long run to May 3": the verb before the subject links it
+    // to the value after "to".
+    if lws.get(end).is_some_and(|w| w == "to") {
+        let mut k = start;
+        while k > 0
+            && start - k < 2
+            && lexicon::is_stop(&lws[k - 1])
+            && !lexicon::CHANGE_VERBS.contains(lws[k - 1].as_str())
+        {
+            k -= 1;
+        }
+        if k > 0 && lexicon::CHANGE_VERBS.contains(lws[k - 1].as_str())
+            || subject_words.len() < end - start
+        {
+            linked = true;
+        }
+    }
     if subject_words.len() >= 2
         && subject_words
             .last()
@@ -962,7 +979,7 @@ fn fact_at(
     let after_value = vi + value.split_whitespace().count();
     // "go with 10 minutes for the cache ttl": what the value is for.
     let for_subject = || {
-        if lws.get(after_value).is_none_or(|w| w != "for") {
+        if lws.get(after_value).is_none_or(|w| w != "for") || is_dated(&value) {
             return None;
         }
         let mut k = after_value + 1;
