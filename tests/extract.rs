@@ -239,6 +239,10 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(f.label, "standby draw: 3.2 mA");
     let f = extract::fact("the handover slipped to June 20.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "handover: June 20");
+    let f = extract::fact("handover got moved to june 27!").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "handover: june 27");
+    let f = extract::fact("the handover slips to July 1.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "handover: July 1");
     assert_eq!(extract::value_unit("30/min").as_deref(), Some("/min"));
     assert_eq!(extract::value_unit("€65").as_deref(), Some("€"));
     assert_eq!(extract::value_unit("the 9th").as_deref(), Some("date"));

@@ -91,6 +91,11 @@ list!(
     "Words before a measure that say how often or how much."
 );
 list!(
+    AUXILIARIES,
+    "auxiliaries.txt",
+    "Auxiliary verbs before a main verb."
+);
+list!(
     PARTICLES,
     "particles.txt",
     "Adverb particles of phrasal verbs (\"move it over to\")."

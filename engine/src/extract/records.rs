@@ -407,8 +407,12 @@ pub fn intention(sentence: &str) -> Option<Record> {
 
 /// Whether a token carries a value: a number, a size, a time, an ordinal.
 pub(super) fn value_token(t: &str) -> bool {
-    let t =
-        t.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\'' | '`'));
+    let t = t.trim_matches(|c: char| {
+        matches!(
+            c,
+            ',' | '.' | ';' | ':' | '(' | ')' | '"' | '\'' | '`' | '!' | '?'
+        )
+    });
     let t = t.trim_start_matches(['$', '€', '£', '~', '<', '>', '≤', '≥']);
     if t.is_empty() || !t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
         return false;
@@ -860,6 +864,10 @@ fn fact_at(
         if changed_to {
             linked = true;
             end -= 2;
+            // "the race got moved to …", "has been pushed to …".
+            while end > 1 && lexicon::AUXILIARIES.contains(lws[end - 1].as_str()) {
+                end -= 1;
+            }
             continue;
         }
         if matches!(
@@ -979,7 +987,7 @@ fn fact_at(
     let after_value = vi + value.split_whitespace().count();
     // "go with 10 minutes for the cache ttl": what the value is for.
     let for_subject = || {
-        if lws.get(after_value).is_none_or(|w| w != "for") || is_dated(&value) {
+        if lws.get(after_value).is_none_or(|w| w != "for") {
             return None;
         }
         let mut k = after_value + 1;
