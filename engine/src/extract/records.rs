@@ -593,11 +593,7 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
         return None;
     }
     let subject = lws[start..end].join(" ");
-    if subject.chars().count() > 60
-        || subject
-            .split_whitespace()
-            .all(|w| lexicon::is_closed_class(w))
-    {
+    if subject.chars().count() > 60 || subject.split_whitespace().all(lexicon::is_closed_class) {
         return None;
     }
     let record = |v: &str| Record {
