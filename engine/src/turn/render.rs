@@ -554,7 +554,7 @@ fn render_with(
         let keep: BTreeSet<&NodeId> = changed.iter().map(|n| &n.id).collect();
         decisions.retain(|n| keep.contains(&n.id));
     }
-    let mut standing: Vec<&Node> = visible
+    let standing: Vec<&Node> = visible
         .iter()
         .copied()
         .filter(|n| {
@@ -596,13 +596,18 @@ fn render_with(
                 _ => 0.1,
             }
     };
-    standing.sort_by(|a, b| {
-        standing_score(b)
-            .total_cmp(&standing_score(a))
+    // Scored once each: a score reads the node's value and its history.
+    let mut ranked: Vec<(f64, &Node)> = standing
+        .into_iter()
+        .map(|n| (standing_score(n), n))
+        .collect();
+    ranked.sort_by(|(sa, a), (sb, b)| {
+        sb.total_cmp(sa)
             .then_with(|| b.last_activated.cmp(&a.last_activated))
             .then_with(|| a.id.cmp(&b.id))
     });
-    standing.truncate(STANDING_MAX);
+    ranked.truncate(STANDING_MAX);
+    let standing: Vec<&Node> = ranked.into_iter().map(|(_, n)| n).collect();
     let special: BTreeSet<&NodeId> = decisions
         .iter()
         .chain(standing.iter())
