@@ -219,8 +219,8 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .iter()
                 .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w))
                 || subject_led(head);
-            // Its first content word: an acronym ("the LFXO") or a setting
-            // ("type=registry") names a thing too.
+            // Its first content word: an acronym ("the QRVX") or a setting
+            // ("mode=strict") names a thing too.
             let lead_word = rest
                 .split_whitespace()
                 .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!')))

@@ -302,7 +302,7 @@ pub fn is_closed_class(w: &str) -> bool {
     let w = w.trim_end_matches('.');
     MONTHS.contains(w)
         || WEEKDAYS.contains(w)
-        // "on Sundays"
+        // "on Tuesdays"
         || w.strip_suffix('s').is_some_and(|d| WEEKDAYS.contains(d))
         || TITLES.contains(w)
         || INTERJECTIONS.contains(w)

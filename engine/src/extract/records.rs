@@ -524,7 +524,7 @@ pub fn first_measure(sentence: &str) -> Option<String> {
 }
 
 /// A value said to change from one value to another ("bumped the login
-/// limit from 10/min to 30/min", "the race moved from April 19 to May 3"):
+/// limit from 12/min to 40/min", "the launch moved from June 3 to June 10"):
 /// the new fact and the old one, on one subject. Only where the sentence
 /// says a change (a change verb or an update cue), so "we work from 9 to
 /// 5" is none.
@@ -554,7 +554,7 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     let to = (a + 1..(a + 4).min(lws.len())).find(|&i| lws[i] == "to")?;
     let b = number_at(to + 1)?;
     let new_value = fact_value(&ws, &lws, b);
-    // "from 60 to 120 seconds": the old value takes the new one's unit.
+    // "from 45 to 90 seconds": the old value takes the new one's unit.
     let old_value = match (value_unit(&old_value), value_unit(&new_value)) {
         (None, Some(u)) if !u.starts_with('/') && u.len() > 1 && u != "date" => {
             format!(
@@ -615,7 +615,7 @@ pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
     let vi = ws.iter().position(|w| value_token(w.raw))?;
-    // "30/min": the unit glued on.
+    // "40/min": the unit glued on.
     let glued = ws[vi]
         .text
         .split_once('/')
@@ -852,7 +852,7 @@ fn fact_at(
     let mut linked = false;
     while end > 0 {
         let w = lws[end - 1].as_str();
-        // "the race moved to May 3": a change to a value links like "is now".
+        // "the launch moved to June 10": a change to a value links like "is now".
         let changed_to = w == "to"
             && end >= 2
             && lexicon::CHANGE_VERBS.contains(lws[end - 2].as_str())
@@ -860,7 +860,7 @@ fn fact_at(
         if changed_to {
             linked = true;
             end -= 2;
-            // "the race got moved to …", "has been pushed to …".
+            // "the launch got moved to …", "has been pushed to …".
             while end > 1 && lexicon::AUXILIARIES.contains(lws[end - 1].as_str()) {
                 end -= 1;
             }
@@ -938,11 +938,11 @@ fn fact_at(
         .map(|w| w.text.to_lowercase())
         .collect();
     // "bump retries to 5": the verb that changes it is no part of the
-    // subject; nor is "measured" in "sleep current measured at 4.9 µA".
+    // subject; nor is "measured" in "standby draw measured at 3.2 mA".
     if subject_words.len() >= 2 && lexicon::CHANGE_VERBS.contains(subject_words[0].as_str()) {
         subject_words.remove(0);
     }
-    // "move the long run to May 3": the verb before the subject links it
+    // "move the review to June 12": the verb before the subject links it
     // to the value after "to".
     if lws.get(end).is_some_and(|w| w == "to") {
         let mut k = start;

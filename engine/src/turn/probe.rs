@@ -231,7 +231,7 @@ struct Plan<'a> {
 
 /// How prose writes its words inside sentences (not at a sentence start,
 /// not in code): the stems written in lowercase, and the words written
-/// capitalised. A word capitalised only where every word is ("Breakpoints:
+/// capitalised. A word capitalised only where every word is ("Bookings:
 /// …") and written in lowercase elsewhere is an ordinary noun there.
 #[derive(Default)]
 struct WordUse {
@@ -676,7 +676,7 @@ impl<'a> Plan<'a> {
             }
         }
 
-        // "bumped the limit from 10/min to 30/min", said by either side:
+        // "raised the limit from 12/min to 40/min", said by either side:
         // the new value with the old as its history.
         if let Some((new, old)) = extract::value_change(s) {
             self.value_change(&new, &old, &ids);
@@ -1641,7 +1641,7 @@ impl<'a> Plan<'a> {
         let chosen_node = self.node_ref(chosen?)?;
         let chosen_kind = chosen_node.kind;
         let mut rest = self.turn_text.replace(sentence, " ");
-        // "X drifts too much, go with Y": the clause before the one that
+        // "X keeps timing out, go with Y": the clause before the one that
         // names the new choice talks about the old one.
         let lower = sentence.to_lowercase();
         if let Some(at) = lower.find(&chosen_node.label.to_lowercase())
