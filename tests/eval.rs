@@ -20,13 +20,19 @@ const LABELS: &str = r#"{
   "not_entities": ["Monday", "Wow"]
 }"#;
 
-#[test]
-fn a_labelled_session_is_scored_from_its_final_injection() {
-    let env = TestEnv::new();
+/// A corpus folder holding the one labelled session above.
+fn tiny_corpus(env: &TestEnv) -> std::path::PathBuf {
     let dir = env.home().join("corpus");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.join("tiny.jsonl"), SESSION).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.join("tiny.labels.json"), LABELS).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+#[test]
+fn a_labelled_session_is_scored_from_its_final_injection() {
+    let env = TestEnv::new();
+    let dir = tiny_corpus(&env);
     // A transcript without labels is not part of the corpus.
     std::fs::write(dir.join("other.jsonl"), SESSION).unwrap_or_else(|e| panic!("{e}"));
     let o = env.run(&["eval", &dir.display().to_string(), "--json"]);
@@ -67,10 +73,7 @@ fn an_empty_or_missing_corpus_is_a_clear_error() {
 #[test]
 fn eval_embed_ranks_with_the_model_or_says_it_is_missing() {
     let env = TestEnv::new();
-    let dir = env.home().join("corpus");
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.join("tiny.jsonl"), SESSION).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.join("tiny.labels.json"), LABELS).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tiny_corpus(&env);
     let paths = rollgraph_engine::embed::EmbedPaths::discover();
     let present = paths.model_dir.is_dir() && paths.ort_dylib.is_file();
     let required = std::env::var("ROLLGRAPH_REQUIRE_MODEL").is_ok_and(|v| v == "1");

@@ -370,9 +370,14 @@ fn probe_step(g: &mut Graph, probe: &mut HeuristicProbe, i: usize, turns: &[Turn
 
 /// Decision labels in force (not superseded).
 fn in_force(g: &Graph) -> Vec<String> {
+    in_force_of(g, NodeKind::Decision)
+}
+
+/// Labels of `kind` in force (not superseded).
+fn in_force_of(g: &Graph, kind: NodeKind) -> Vec<String> {
     g.nodes()
         .into_iter()
-        .filter(|n| n.kind == NodeKind::Decision && g.superseded_by(&n.id).is_none())
+        .filter(|n| n.kind == kind && g.superseded_by(&n.id).is_none())
         .map(|n| n.label.clone())
         .collect()
 }
@@ -995,12 +1000,7 @@ fn a_bare_number_with_the_unit_of_one_fact_updates_it() {
         "workers is 16 per node.",
         "ok so 12 per node. that's the right one.",
     ]);
-    let facts: Vec<String> = g
-        .nodes()
-        .into_iter()
-        .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
-        .map(|n| n.label.clone())
-        .collect();
+    let facts = in_force_of(&g, NodeKind::Fact);
     assert!(
         facts.iter().any(|f| f == "workers: 12 per node"),
         "{facts:?}"
@@ -1094,13 +1094,7 @@ fn x_it_is_settles_a_choice() {
 #[test]
 fn a_changed_value_updates_the_fact_with_its_unit() {
     words();
-    let facts = |g: &Graph| -> Vec<String> {
-        g.nodes()
-            .into_iter()
-            .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
-            .map(|n| n.label.clone())
-            .collect()
-    };
+    let facts = |g: &Graph| in_force_of(g, NodeKind::Fact);
     // A unit glued on ("/min") and a change said with a verb.
     let g = session(&["the upload limit is 12/min.", "too low, make it 40/min."]);
     assert_eq!(facts(&g), vec!["upload limit: 40/min"], "{:?}", g.nodes());
@@ -1189,12 +1183,7 @@ fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
         "we travel on Friday May 3.",
         "Change of plan: we travel on Friday May 10.",
     ]);
-    let facts: Vec<String> = g
-        .nodes()
-        .into_iter()
-        .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
-        .map(|n| n.label.clone())
-        .collect();
+    let facts = in_force_of(&g, NodeKind::Fact);
     assert!(facts.iter().any(|f| f.contains("May 10")), "{facts:?}");
     assert!(!facts.iter().any(|f| f.contains("May 3")), "{facts:?}");
 }

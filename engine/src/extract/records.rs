@@ -424,7 +424,7 @@ pub(super) fn value_token(t: &str) -> bool {
 }
 
 /// The value at word `vi` with what belongs to it: its unit ("20 per
-/// pod", "3 s"), month ("the 12th of November") or weekday ("Friday the 9th").
+/// pod", "3 s"), month ("the 12th of <month>") or weekday ("<weekday> the 9th").
 fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     let mut value = ws[vi].text.to_owned();
     // What a rate is per is a word with content ("20 per pod", not "per the").
@@ -458,7 +458,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
             value = format!("{value} {} {}", ws[vi + 2].text, n3.text);
         }
     }
-    // "the 12th of November".
+    // "the 12th of <month>".
     if lws.get(vi + 1).is_some_and(|w| w == "of")
         && let Some(m) = ws.get(vi + 2)
         && lexicon::MONTHS.contains(lws[vi + 2].as_str())
@@ -523,8 +523,30 @@ pub fn first_measure(sentence: &str) -> Option<String> {
         .find(|v| value_unit(v).is_some())
 }
 
+/// Where the phrase of at most four words that ends at word `end` starts:
+/// back to a word that ends a clause (not the last one) or one `stops`
+/// rejects.
+fn phrase_start(
+    ws: &[super::Word<'_>],
+    lws: &[String],
+    end: usize,
+    stops: impl Fn(&str) -> bool,
+) -> usize {
+    let mut start = end;
+    while start > 0 && end - start < 4 {
+        let ends_clause = ws[start - 1]
+            .raw
+            .ends_with([',', '.', ';', ':', '!', '?', ')']);
+        if (start != end && ends_clause) || stops(lws[start - 1].as_str()) {
+            break;
+        }
+        start -= 1;
+    }
+    start
+}
+
 /// A value said to change from one value to another ("bumped the login
-/// limit from 12/min to 40/min", "the launch moved from June 3 to June 10"):
+/// limit from 12/min to 40/min", "the launch moved from the 3rd to the 10th"):
 /// the new fact and the old one, on one subject. Only where the sentence
 /// says a change (a change verb or an update cue), so "we work from 9 to
 /// 5" is none.
@@ -574,21 +596,11 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     {
         end -= 1;
     }
-    let mut start = end;
-    while start > 0 && end - start < 4 {
-        let l = lws[start - 1].as_str();
-        if (start != end
-            && ws[start - 1]
-                .raw
-                .ends_with([',', '.', ';', ':', '!', '?', ')']))
-            || lexicon::is_stop(l)
+    let start = phrase_start(&ws, &lws, end, |l| {
+        lexicon::is_stop(l)
             || lexicon::CHANGE_VERBS.contains(l)
-            || !ws[start - 1].text.chars().any(char::is_alphabetic)
-        {
-            break;
-        }
-        start -= 1;
-    }
+            || !l.chars().any(char::is_alphabetic)
+    });
     if start == end {
         return None;
     }
@@ -852,7 +864,7 @@ fn fact_at(
     let mut linked = false;
     while end > 0 {
         let w = lws[end - 1].as_str();
-        // "the launch moved to June 10": a change to a value links like "is now".
+        // "the launch moved to the 10th": a change to a value links like "is now".
         let changed_to = w == "to"
             && end >= 2
             && lexicon::CHANGE_VERBS.contains(lws[end - 2].as_str())
@@ -891,26 +903,15 @@ fn fact_at(
             break;
         }
     }
-    let mut start = end;
     // "my knee hurts, drop to 3 a week": a clause ends right before.
     if end > 0 && ws[end - 1].raw.ends_with([',', ';']) {
-        start = 0;
         end = 0;
     }
-    while start > 0 && end - start < 4 {
-        let w = &ws[start - 1];
-        let l = lws[start - 1].as_str();
-        if w.raw.ends_with([',', '.', ';', ':', '!', '?', ')']) && start != end {
-            break;
-        }
-        if lexicon::is_stop(l) && !lexicon::FACT_SUBJECT_HEADS.contains(l) {
-            break;
-        }
-        if lexicon::INTERJECTIONS.contains(l) || lexicon::CORRECTION_OPENERS.contains(l) {
-            break;
-        }
-        start -= 1;
-    }
+    let mut start = phrase_start(ws, lws, end, |l| {
+        (lexicon::is_stop(l) && !lexicon::FACT_SUBJECT_HEADS.contains(l))
+            || lexicon::INTERJECTIONS.contains(l)
+            || lexicon::CORRECTION_OPENERS.contains(l)
+    });
     // "before the close, which is Friday the 23rd": the relative pronoun
     // stands for the noun phrase before its comma.
     if start == end
@@ -919,19 +920,7 @@ fn fact_at(
         && ws[end - 2].raw.ends_with(',')
     {
         end -= 1;
-        start = end;
-        while start > 0 && end - start < 4 {
-            let l = lws[start - 1].as_str();
-            if (start != end
-                && ws[start - 1]
-                    .raw
-                    .ends_with([',', '.', ';', ':', '!', '?', ')']))
-                || lexicon::is_stop(l)
-            {
-                break;
-            }
-            start -= 1;
-        }
+        start = phrase_start(ws, lws, end, lexicon::is_stop);
     }
     let mut subject_words: Vec<String> = ws[start..end]
         .iter()
@@ -942,7 +931,7 @@ fn fact_at(
     if subject_words.len() >= 2 && lexicon::CHANGE_VERBS.contains(subject_words[0].as_str()) {
         subject_words.remove(0);
     }
-    // "move the review to June 12": the verb before the subject links it
+    // "move the review to the 12th": the verb before the subject links it
     // to the value after "to".
     if lws.get(end).is_some_and(|w| w == "to") {
         let mut k = start;

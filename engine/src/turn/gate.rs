@@ -417,7 +417,7 @@ fn day_number(t: &str) -> bool {
 }
 
 /// Whether the words name a date: an ordinal day ("due the 3rd"), a month
-/// beside a day ("March 9"), a weekday ("lands wednesday") or an ISO date.
+/// beside a day ("<month> 9"), a weekday ("lands wednesday") or an ISO date.
 fn dated(tokens: &[String]) -> bool {
     tokens.iter().enumerate().any(|(i, t)| {
         let ordinal = ["st", "nd", "rd", "th"]
