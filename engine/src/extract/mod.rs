@@ -302,22 +302,10 @@ fn truncate_words(s: &str, n: usize) -> String {
     s.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
 }
 
-/// A crude English stem for topic matching: plural and common suffixes off.
+/// The English Snowball stem of a word (lowercased first), the one
+/// retrieval uses, so topic matching and search agree on inflections.
 pub fn stem(w: &str) -> String {
-    let w = w.to_lowercase();
-    for suf in ["ies", "ing", "ed", "es", "s"] {
-        if let Some(base) = w.strip_suffix(suf)
-            && base.chars().count() >= 3
-            && !w.ends_with("ss")
-        {
-            return if suf == "ies" {
-                format!("{base}y")
-            } else {
-                base.to_owned()
-            };
-        }
-    }
-    w
+    crate::retrieval::text::stem(&w.to_lowercase())
 }
 
 /// Content words of a phrase (stemmed), for topic matching.
