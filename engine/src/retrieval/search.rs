@@ -1345,8 +1345,9 @@ pub fn search(
     SearchIndex::build(sources).search(text, opts, close)
 }
 
-/// One hit as text.
-fn hit_text(i: usize, h: &Hit) -> String {
+/// One hit as text. A turn from `home` (the session most of the turns
+/// come from, named once in the header) does not repeat its session.
+fn hit_text(i: usize, h: &Hit, home: Option<&str>) -> String {
     let mut s = String::new();
     let date = |x: &Said| x.date.clone().map(|d| format!(", {d}")).unwrap_or_default();
     if h.kind == "node" {
@@ -1381,12 +1382,11 @@ fn hit_text(i: usize, h: &Hit) -> String {
         }
     } else {
         let first = &h.evidence[0];
-        s.push_str(&format!(
-            "{i}. turn {}{} (session {}):",
-            first.turn,
-            date(first),
-            h.source
-        ));
+        s.push_str(&format!("{i}. turn {}{}", first.turn, date(first)));
+        if home != Some(h.source.as_str()) {
+            s.push_str(&format!(" (session {})", h.source));
+        }
+        s.push(':');
         for e in &h.evidence {
             s.push_str(&format!(" {}: \"{}\"", e.speaker, e.text.trim()));
         }
@@ -1396,11 +1396,35 @@ fn hit_text(i: usize, h: &Hit) -> String {
     s
 }
 
-fn header(query: &str, n: usize, used: usize, budget: usize) -> String {
+fn header(query: &str, n: usize, used: usize, budget: usize, home: Option<&str>) -> String {
+    let home = home
+        .map(|h| format!("; turns are from session {h} unless marked"))
+        .unwrap_or_default();
     format!(
-        "memory for {query:?}: {n} hit{}, {used}/{budget} tokens\n",
+        "memory for {query:?}: {n} hit{}, {used}/{budget} tokens{home}\n",
         if n == 1 { "" } else { "s" }
     )
+}
+
+/// The session most turn hits come from (the first such on a tie), when
+/// at least two do: it is named once instead of on every turn.
+fn home_session(hits: &[Hit]) -> Option<String> {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for h in hits.iter().filter(|h| h.kind != "node") {
+        match counts.iter_mut().find(|(s, _)| *s == h.source) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&h.source, 1)),
+        }
+    }
+    let best = counts.iter().map(|(_, n)| *n).max()?;
+    (best >= 2)
+        .then(|| {
+            counts
+                .iter()
+                .find(|(_, n)| *n == best)
+                .map(|(s, _)| (*s).to_owned())
+        })
+        .flatten()
 }
 
 /// Packs hits into the budget: greedy by value per token among the
@@ -1422,10 +1446,12 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
             text,
         };
     }
-    let texts: Vec<String> = hits.iter().map(|h| hit_text(0, h)).collect();
+    let home = home_session(&hits);
+    let home = home.as_deref();
+    let texts: Vec<String> = hits.iter().map(|h| hit_text(0, h, home)).collect();
     let costs: Vec<usize> = texts.iter().map(|t| count_tokens(t).max(1)).collect();
     // Room for the header, the notes and the "more" line.
-    let reserve = count_tokens(&header(query, 99, 9_999, budget))
+    let reserve = count_tokens(&header(query, 99, 9_999, budget, home))
         + notes
             .iter()
             .map(|n| count_tokens(&format!("note: {n}\n")))
@@ -1453,6 +1479,12 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
             count += 1;
         }
     }
+    // The header names the session only when a shown turn leaves it out.
+    let home = home.filter(|s| {
+        hits.iter()
+            .zip(&chosen)
+            .any(|(h, c)| *c && h.kind != "node" && h.source == *s)
+    });
     let mut kept = Vec::new();
     let mut more = Vec::new();
     for (i, h) in hits.into_iter().enumerate() {
@@ -1465,12 +1497,16 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
                 h.id.as_ref().map_or("", NodeId::as_str)
             ));
         } else {
-            more.push(format!("turn {} ({})", h.evidence[0].turn, h.source));
+            more.push(if home == Some(h.source.as_str()) {
+                format!("turn {}", h.evidence[0].turn)
+            } else {
+                format!("turn {} ({})", h.evidence[0].turn, h.source)
+            });
         }
     }
     let mut body = String::new();
     for (i, h) in kept.iter().enumerate() {
-        body.push_str(&hit_text(i + 1, h));
+        body.push_str(&hit_text(i + 1, h, home));
     }
     let mut tail = String::new();
     for n in &notes {
@@ -1496,13 +1532,13 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
     };
     // With `line` as the "more" line: the tokens the header reports (those
     // of the answer with a 0 there) and those of the answer as written.
-    let draft_header = count_lines(&header(query, kept.len(), 0, budget));
+    let draft_header = count_lines(&header(query, kept.len(), 0, budget, home));
     let counts = |line: &str| {
         let rest = body_tokens + count_lines(line) + tail_tokens;
         let used = draft_header + rest;
         (
             used,
-            count_lines(&header(query, kept.len(), used, budget)) + rest,
+            count_lines(&header(query, kept.len(), used, budget, home)) + rest,
         )
     };
     let k = most_that_fit(more.len(), |k| counts(&more_line(k)).1 <= budget);
@@ -1510,7 +1546,7 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
     let (used, tokens) = counts(&line);
     let text = format!(
         "{}{body}{line}{tail}",
-        header(query, kept.len(), used, budget)
+        header(query, kept.len(), used, budget, home)
     );
     let (text, tokens) = if tokens <= budget {
         (text, tokens)
