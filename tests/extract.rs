@@ -249,6 +249,11 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(extract::value_unit("2.8.0"), None);
     let f = extract::fact("Freeze is Friday 14:00–18:00 UTC.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "freeze: Friday 14:00–18:00");
+    // Who reports a value is no part of its subject.
+    let f = extract::fact("Legal says retention is 30 days.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "retention: 30 days");
+    let f = extract::fact("Noor thinks warmup is 15 minutes.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "warmup: 15 minutes");
 
     let r =
         extract::restriction("Also, never force-push to main.").unwrap_or_else(|| panic!("none"));
@@ -964,6 +969,10 @@ fn acronyms_kebab_names_and_ticket_keys() {
 fn a_list_of_work_is_no_choice_and_a_command_answers_its_question() {
     words();
     assert!(extract::answer_choice("Next screens: Login, Cart, Search.", "", None).is_none());
+    // A speaker is no topic, and a request on a thing named before
+    // chooses nothing.
+    assert!(extract::answer_choice("We decide: please quarantine it.", "", None).is_none());
+    assert!(extract::answer_choice("runner: please resize it", "", None).is_none());
     let r = extract::answered_procedure(
         "cache is full. what's the command for clearing stale entries",
         "From the ops notes: ./ops/clear-cache.sh --region eu --older-than 2h. It removes them.",

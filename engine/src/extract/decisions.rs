@@ -900,9 +900,23 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
             && topic
                 .chars()
                 .all(|c| c.is_alphabetic() || c == ' ' || c == '-')
-            && !lexicon::is_closed_class(&topic.to_lowercase());
+            && !lexicon::is_closed_class(&topic.to_lowercase())
+            // "we decide: …" has a speaker, not a topic.
+            && !topic
+                .split_whitespace()
+                .any(|w| lexicon::SUBJECT_PRONOUNS.contains(&w.to_lowercase()));
+        // "please quarantine it" asks for an action on a thing named
+        // before; it chooses nothing.
+        let lower: Vec<String> = choice.split_whitespace().map(str::to_lowercase).collect();
+        let request = lower
+            .first()
+            .is_some_and(|w| lexicon::INTERJECTIONS.contains(w))
+            || lower
+                .last()
+                .is_some_and(|w| lexicon::OBJECT_PRONOUNS.contains(w));
         // "Next screens: A, B, C" lists work to do; it picks nothing.
         if topic_ok
+            && !request
             && (1..=4).contains(&choice.split_whitespace().count())
             && !choice.contains(',')
             && !is_non_choice(choice)

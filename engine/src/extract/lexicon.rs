@@ -200,6 +200,16 @@ list!(
     "Words that open a short reply agreeing to a proposal."
 );
 list!(
+    OBJECT_PRONOUNS,
+    "object_pronouns.txt",
+    "Pronouns standing for a thing already named: a choice ending in one names nothing."
+);
+list!(
+    REPORTING_VERBS,
+    "reporting_verbs.txt",
+    "Verbs that report speech or thought: a subject phrase never reaches back across one."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."

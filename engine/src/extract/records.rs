@@ -910,6 +910,7 @@ fn fact_at(
     let mut start = phrase_start(ws, lws, end, |l| {
         (lexicon::is_stop(l) && !lexicon::FACT_SUBJECT_HEADS.contains(l))
             || lexicon::INTERJECTIONS.contains(l)
+            || lexicon::REPORTING_VERBS.contains(l)
             || lexicon::CORRECTION_OPENERS.contains(l)
     });
     // "before the close, which is Friday the 23rd": the relative pronoun
