@@ -254,6 +254,12 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(f.label, "retention: 30 days");
     let f = extract::fact("Noor thinks warmup is 15 minutes.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "warmup: 15 minutes");
+    // Declining an offer with thanks corrects nothing; a number still does.
+    assert!(extract::correction("No, the short list is enough, thank you.").is_none());
+    assert!(extract::correction("No thanks, Oskar will not like more build minutes.").is_none());
+    let c = extract::correction("No, thanks, the limit is 20 not 10.")
+        .unwrap_or_else(|| panic!("lost"));
+    assert!(c.label.contains("20"), "{}", c.label);
 
     let r =
         extract::restriction("Also, never force-push to main.").unwrap_or_else(|| panic!("none"));

@@ -210,6 +210,11 @@ list!(
     "Verbs that report speech or thought: a subject phrase never reaches back across one."
 );
 list!(
+    GRATITUDE,
+    "gratitude.txt",
+    "Words that thank: after \"no\" and with no number, they decline an offer."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."

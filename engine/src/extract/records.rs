@@ -29,6 +29,15 @@ pub fn correction(sentence: &str) -> Option<Correction> {
         None => return None,
     };
     let body = body.trim().trim_end_matches(['.', '!']);
+    // "No, the summary is enough, thank you" declines an offer.
+    if stripped.is_some()
+        && !body.chars().any(|c| c.is_ascii_digit())
+        && body
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| lexicon::GRATITUDE.contains(&w.to_lowercase()))
+    {
+        return None;
+    }
     // "One more correction: the grace period is 3 days" → after the colon.
     let body = match body.split_once(':') {
         Some((head, tail))
