@@ -593,6 +593,24 @@ fn terse_answers_and_a_bare_instead_are_choices() {
     // Not an answer when nothing was offered, or when it is a question.
     assert!(extract::answer_choice("Brokk bucket.", "Done, tests pass.", None).is_none());
     assert!(extract::answer_choice("parser: which one?", "", None).is_none());
+    // Asking for one of the offered actions chooses that action.
+    let d = extract::answer_choice(
+        "Please quarantine it.",
+        "We can fix the race now, or quarantine the test for a while. What do you prefer?",
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.label, "Quarantine it");
+    // "we use X, not Y" names X even in lowercase and after a colon.
+    let d = extract::decision(
+        "Sorry, I forgot to say: for the docs we use zensical, not sphinx.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("zensical"), "{d:?}");
+    let d = extract::decision("We use Quillo, not the old tracker.", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("Quillo"), "{d:?}");
     let g = session(&[
         "Let's use Zephyrq for parsing.",
         "Let's try Brokk instead.",

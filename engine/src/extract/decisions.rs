@@ -209,7 +209,13 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             let explicit = find_ci(rest, "instead of").is_some()
                 || find_ci(rest, "rather than").is_some()
                 || (cue == "replace" && find_ci(rest, "with").is_some());
-            let head = trimmed[..at].trim();
+            // What leads the choice's own clause ("sorry, I forgot: we use
+            // X" is led by "we").
+            let head = trimmed[..at]
+                .rsplit([':', ';'])
+                .next()
+                .unwrap_or_default()
+                .trim();
             let at_start = head.is_empty()
                 || head.ends_with(['.', ',', ':'])
                 || [
@@ -226,13 +232,30 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!')))
                 .find(|w| !lexicon::is_stop(&w.to_lowercase()))
                 .unwrap_or("");
-            let shaped = super::mentions::is_acronym(lead_word)
+            // A word the frequency list does not know ("we use pnpm") is a
+            // name written in lowercase; what one person uses ("I use vim
+            // daily") is a habit, not the team's choice.
+            let personal = head
+                .split_whitespace()
+                .last()
+                .is_some_and(|w| w.eq_ignore_ascii_case("i"));
+            let unknown = !personal
+                && lexicon::frequencies_loaded()
+                && lead_word.chars().any(char::is_alphabetic)
+                && lead_word
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+                && !lexicon::is_known_word(&lead_word.to_lowercase());
+            let shaped = unknown
+                || super::mentions::is_acronym(lead_word)
                 || lead_word
                     .split_once('=')
                     .is_some_and(|(k, v)| !k.is_empty() && !v.is_empty());
             let names_thing = cue != "replace"
                 && (shaped
-                    || mentions(rest, root)
+                    // The phrase sits after a verb: its first word is not
+                    // a sentence start.
+                    || mentions(&format!("x {rest}"), root)
                     .first()
                     .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
                     // "Use weekly partitions for the events table": a topic.
@@ -905,18 +928,9 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
             && !topic
                 .split_whitespace()
                 .any(|w| lexicon::SUBJECT_PRONOUNS.contains(&w.to_lowercase()));
-        // "please quarantine it" asks for an action on a thing named
-        // before; it chooses nothing.
-        let lower: Vec<String> = choice.split_whitespace().map(str::to_lowercase).collect();
-        let request = lower
-            .first()
-            .is_some_and(|w| lexicon::INTERJECTIONS.contains(w))
-            || lower
-                .last()
-                .is_some_and(|w| lexicon::OBJECT_PRONOUNS.contains(w));
         // "Next screens: A, B, C" lists work to do; it picks nothing.
         if topic_ok
-            && !request
+            && !is_request(choice)
             && (1..=4).contains(&choice.split_whitespace().count())
             && !choice.contains(',')
             && !is_non_choice(choice)
@@ -964,7 +978,48 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
     {
         return None;
     }
+    // "Please quarantine it": the offered action itself is the choice.
+    if is_request(s) {
+        let action = s
+            .split_whitespace()
+            .skip_while(|w| {
+                lexicon::INTERJECTIONS.contains(
+                    &w.trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase(),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let chosen = chosen_of(&action, root)?;
+        return Some(finish_decision(
+            cap_first(&action),
+            Some(chosen),
+            None,
+            "",
+            &action,
+            DecisionMove::Choose,
+            first.trim(),
+        ));
+    }
     plain_choice(s, root, first.trim())
+}
+
+/// Whether a phrase asks for an action on a thing named before ("please
+/// quarantine it", "resize it"): it chooses nothing.
+fn is_request(phrase: &str) -> bool {
+    let lower: Vec<String> = phrase
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    lower
+        .first()
+        .is_some_and(|w| lexicon::INTERJECTIONS.contains(w))
+        || lower
+            .last()
+            .is_some_and(|w| lexicon::OBJECT_PRONOUNS.contains(w))
 }
 
 /// A terse prompt that names a topic and then its choice in fragments:

@@ -29,13 +29,14 @@ pub fn correction(sentence: &str) -> Option<Correction> {
         None => return None,
     };
     let body = body.trim().trim_end_matches(['.', '!']);
-    // "No, the summary is enough, thank you" declines an offer.
-    if stripped.is_some()
-        && !body.chars().any(|c| c.is_ascii_digit())
-        && body
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| lexicon::GRATITUDE.contains(&w.to_lowercase()))
-    {
+    // "No, the summary is enough, thank you" and "no, thank you, …"
+    // decline an offer.
+    let thanks: Vec<bool> = body
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| lexicon::GRATITUDE.contains(&w.to_lowercase()))
+        .collect();
+    if stripped.is_some() && (thanks.contains(&true) && !body.chars().any(|c| c.is_ascii_digit())) {
         return None;
     }
     // "One more correction: the grace period is 3 days" → after the colon.

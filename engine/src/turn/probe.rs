@@ -691,6 +691,10 @@ impl<'a> Plan<'a> {
                 extract::decision(&format!("let's use {s}"), self.input.root)
                     .filter(|d| d.chosen.is_some())
             });
+            // A new choice stands for what the sentence corrects.
+            let decided = d
+                .as_ref()
+                .is_some_and(|d| d.moves == extract::DecisionMove::Choose && d.chosen.is_some());
             if let Some(d) = d {
                 self.decision(&d);
             }
@@ -714,9 +718,11 @@ impl<'a> Plan<'a> {
             {
                 self.record(&r, &ids);
             }
-            // A corrected number is a fact with history; anything else the
-            // user corrects is a correction.
+            // A corrected number is a fact with history, a corrected choice
+            // ("we use X, not Y") a decision; anything else the user
+            // corrects is a correction.
             if fact.is_none()
+                && !decided
                 && let Some(c) = extract::correction(s)
             {
                 let m = Mention {
