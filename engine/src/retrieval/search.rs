@@ -903,12 +903,30 @@ impl<'a> SearchIndex<'a> {
                 opts.budget
             ));
         }
-        let q = stems(text);
+        let mut q = stems(text);
         // Stems are shown as the words the question used.
-        let surface: HashMap<String, String> = text
+        let mut surface: HashMap<String, String> = text
             .split(|c: char| !(c.is_alphanumeric() || c == '\''))
             .flat_map(|w| tokenize(w).into_iter().map(move |t| (t, w.to_lowercase())))
             .collect();
+        // "learning rate" is often written "lr": the initials of two
+        // neighbouring words of the question count as a word where what
+        // was said uses them as one.
+        for pair in tokenize(text).windows(2) {
+            let initials: String = pair.iter().filter_map(|w| w.chars().next()).collect();
+            if initials.chars().all(char::is_alphabetic)
+                && self.corpus.index.terms.contains_key(&initials)
+                && !q.contains(&initials)
+            {
+                let words: Vec<&str> = pair
+                    .iter()
+                    .map(|w| surface.get(w).map_or(w.as_str(), String::as_str))
+                    .collect();
+                let shown = format!("{initials} ({})", words.join(" "));
+                surface.insert(initials.clone(), shown);
+                q.push(initials);
+            }
+        }
 
         let sources = &self.graphs;
         let nodes = &self.nodes;
@@ -1851,6 +1869,32 @@ mod tests {
         }
         let a = ask(eps);
         assert!(!a.text.contains("lighthouse"), "{}", a.text);
+    }
+
+    #[test]
+    fn initials_of_two_question_words_find_their_abbreviation() {
+        let (g, mut eps) = sample();
+        eps.push(ep(
+            9,
+            Speaker::User,
+            "2026-05-06T09:00:00Z",
+            "drop lr to 3e-4, the loss curve is too noisy",
+        ));
+        let src = Sources {
+            graphs: vec![GraphSource {
+                name: "session".into(),
+                graph: &g,
+            }],
+            episodes: eps,
+        };
+        let a = search(
+            src,
+            "what learning rate did we settle on?",
+            &SearchOptions::at(t("2026-11-02T12:00:00Z")),
+            None,
+        );
+        assert!(a.text.contains("3e-4"), "{}", a.text);
+        assert!(a.text.contains("matched lr (learning rate)"), "{}", a.text);
     }
 
     #[test]
