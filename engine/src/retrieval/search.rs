@@ -914,7 +914,9 @@ impl<'a> SearchIndex<'a> {
         // was said uses them as one.
         for pair in tokenize(text).windows(2) {
             let initials: String = pair.iter().filter_map(|w| w.chars().next()).collect();
+            // A file extension ("md" for "model due") is no abbreviation.
             if initials.chars().all(char::is_alphabetic)
+                && !crate::extract::lexicon::FILE_EXTS.contains(&initials)
                 && self.corpus.index.terms.contains_key(&initials)
                 && !q.contains(&initials)
             {
