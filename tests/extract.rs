@@ -281,6 +281,36 @@ fn facts_restrictions_procedures_and_intentions() {
         "{}",
         p.label
     );
+    // A task no list names: the verb after "to", else the subcommand; a
+    // command starts after a function word before it.
+    let p = extract::procedure("To flash the board run `zeph flash --runner jlink`.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "flash: zeph flash --runner jlink");
+    let p = extract::procedure("run `quill render report/main.qmd` for the pdf")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "render: quill render report/main.qmd");
+    let p = extract::procedure("to release, build the image with zeph build -b board_s2")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "release: zeph build -b board_s2");
+    // A reply that says what a command does; a lone file path is no command.
+    let p = extract::described_procedure("`tern ship --track beta` uploads the bundle to testers.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "ship: tern ship --track beta");
+    assert!(extract::described_procedure("`deploy/db/values.yaml` sets the pool size.").is_none());
+    assert!(extract::described_procedure("`tern ship` is slow today.").is_none());
+    // "how do I …" answered with a command names the task by its verb.
+    let r = extract::answered_procedure(
+        "how do I flash the board again?",
+        "Run `zeph flash --runner jlink` from the app folder.",
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(r.label, "flash: zeph flash --runner jlink");
+    let r = extract::answered_procedure(
+        "what's the failover procedure?",
+        "`opsctl region failover --to b --confirm`, then watch the error rate.",
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(r.subject.as_deref(), Some("failover"));
     let r = extract::restriction("no new deps that pull in openssl please")
         .unwrap_or_else(|| panic!("none"));
     assert_eq!(r.kind, NodeKind::Restriction);

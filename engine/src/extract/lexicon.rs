@@ -215,6 +215,11 @@ list!(
     "Words that thank: after \"no\" and with no number, they decline an offer."
 );
 list!(
+    HOW_QUESTIONS,
+    "how_questions.txt",
+    "Words of a question asking how a task is done; the reply's command answers it."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."

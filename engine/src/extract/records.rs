@@ -235,7 +235,14 @@ pub(super) fn bare_command(sentence: &str) -> Option<String> {
             start -= 1;
         }
         // A command starts with a program, not a function word ("up" may
-        // follow it: "tool compose up -d").
+        // follow it: "tool compose up -d"); "image with tool build -b x"
+        // starts after "with".
+        if let Some(k) = (start..fi)
+            .rev()
+            .find(|&k| lexicon::is_stop(toks[k]) && !lexicon::PARTICLES.contains(toks[k]))
+        {
+            start = k + 1;
+        }
         while start < fi && lexicon::is_stop(toks[start]) {
             start += 1;
         }
@@ -277,27 +284,98 @@ pub fn procedure(sentence: &str) -> Option<Record> {
         .split(|c: char| !c.is_alphanumeric())
         .filter_map(|w| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t))
         .collect();
-    let task = named
-        .iter()
-        .copied()
-        .find(|t| *t != "run")
-        .or_else(|| named.first().copied())
-        .or_else(|| {
-            let cl = cmd.to_lowercase();
-            TASKS
-                .iter()
-                .find(|(k, _)| cl.split(|c: char| !c.is_alphanumeric()).any(|w| w == *k))
-                .map(|(_, t)| *t)
-        })?;
-    if !cue && !lower.contains(task) {
-        return None;
-    }
+    let task = named.iter().copied().find(|t| *t != "run").or_else(|| {
+        let cl = cmd.to_lowercase();
+        TASKS
+            .iter()
+            .find(|(k, _)| cl.split(|c: char| !c.is_alphanumeric()).any(|w| w == *k))
+            .map(|(_, t)| *t)
+    });
+    let task = match task {
+        Some(t) if cue || lower.contains(t) => t.to_owned(),
+        Some(_) => return None,
+        // "to flash the board, run `tool flash`": a task no list names,
+        // said where the sentence says how to do it.
+        None if cue => task_after_to(&lower, &cmd)
+            .or_else(|| command_task(&cmd))
+            .or_else(|| named.first().map(|t| (*t).to_owned()))?,
+        None if named.first().is_some_and(|t| lower.contains(t)) => "run".to_owned(),
+        None => return None,
+    };
     Some(Record {
         kind: NodeKind::Procedure,
         label: format!("{task}: {cmd}"),
-        subject: Some(task.to_owned()),
+        subject: Some(task),
         sentence: sentence.trim().to_owned(),
     })
+}
+
+/// A reply's sentence that says what a command does, the command leading
+/// it and a verb in the third person after it ("`tool ship --prod` uploads
+/// the bundle to the store"): how that task is done.
+pub fn described_procedure(sentence: &str) -> Option<Record> {
+    let s = sentence.trim();
+    let rest = s.strip_prefix('`')?;
+    let (inner, after) = rest.split_once('`')?;
+    let cmd = command_in(&format!("`{inner}`"))?;
+    // A lone path is a file, unless it is a script to run.
+    if !cmd.contains(' ') && !cmd.starts_with("./") {
+        return None;
+    }
+    let verb = after
+        .split_whitespace()
+        .next()?
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    let third_person = verb.len() > 3
+        && verb.ends_with('s')
+        && !verb.ends_with("ss")
+        && lexicon::is_known_word(&verb)
+        && !lexicon::is_stop(&verb);
+    if !third_person {
+        return None;
+    }
+    let lower = s.to_lowercase();
+    let task = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter_map(|w| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t))
+        .find(|t| *t != "run")
+        .map(str::to_owned)
+        .or_else(|| command_task(&cmd))?;
+    Some(Record {
+        kind: NodeKind::Procedure,
+        label: format!("{task}: {cmd}"),
+        subject: Some(task),
+        sentence: s.to_owned(),
+    })
+}
+
+/// The verb of "to <verb>" outside the command ("to flash the board, run
+/// …" → "flash").
+fn task_after_to(lower: &str, cmd: &str) -> Option<String> {
+    let outside = lower.replace(&cmd.to_lowercase(), " ");
+    let words: Vec<&str> = outside
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .find(|p| p[0] == "to" && !lexicon::is_stop(p[1]))
+        .map(|p| p[1].to_owned())
+}
+
+/// What a command does by its own words: the subcommand after the program
+/// ("make preview" → "preview", "tool render report/a.qmd" → "render").
+fn command_task(cmd: &str) -> Option<String> {
+    cmd.split_whitespace()
+        .skip(1)
+        .take_while(|w| !w.starts_with('-'))
+        .find(|w| {
+            w.chars().any(|c| c.is_ascii_alphabetic())
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'))
+        })
+        .map(str::to_lowercase)
 }
 
 /// Whether a prompt asks for a command to run ("what's the command for
@@ -317,7 +395,10 @@ pub fn asks_for_command(question: &str) -> bool {
 /// command for clearing the cache?" → "./scripts/clear-cache.sh …"), as a
 /// procedure named by the question's task.
 pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
-    if !asks_for_command(question) {
+    let how = lexicon::HOW_QUESTIONS
+        .iter()
+        .any(|c| find_ci(question, c).is_some());
+    if !asks_for_command(question) && !how {
         return None;
     }
     let lower = question.trim().to_lowercase();
@@ -338,6 +419,18 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
         .find(|t| *t != "run")
         .map(str::to_owned)
         .or_else(|| {
+            // "how do I flash the board": the verb after the question.
+            let at = words
+                .windows(3)
+                .position(|p| p[0] == "how" && matches!(p[1], "do" | "can" | "would" | "to"))?;
+            let skip = if words[at + 1] == "to" { 2 } else { 3 };
+            words
+                .get(at + skip..)?
+                .iter()
+                .find(|w| !lexicon::is_stop(w))
+                .map(|w| named(w).unwrap_or(w).to_owned())
+        })
+        .or_else(|| {
             // "the command for clearing the cache": what it is for.
             let at = words.iter().position(|w| *w == "for")?;
             let what: Vec<&str> = words[at + 1..]
@@ -348,6 +441,17 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
                 .take(4)
                 .collect();
             (!what.is_empty()).then(|| what.join(" "))
+        })
+        .or_else(|| {
+            // "what's the failover procedure": the word before it.
+            let at = words
+                .iter()
+                .position(|w| matches!(*w, "procedure" | "command" | "commands"))?;
+            words[..at]
+                .iter()
+                .rev()
+                .find(|w| !lexicon::is_stop(w))
+                .map(|w| (*w).to_owned())
         })
         .unwrap_or_else(|| "run".to_owned());
     Some(Record {

@@ -150,6 +150,10 @@ impl Probe for HeuristicProbe {
             }
             for s in extract::sentences(&turn.assistant) {
                 plan.sentence(&s, false);
+                // "`tool ship --prod` uploads the bundle": how to ship.
+                if let Some(r) = extract::described_procedure(&s) {
+                    plan.record(&r, &[]);
+                }
             }
             // "what's the command for X?": the reply's command is how to X.
             if let Some(r) = extract::answered_procedure(&turn.user, &turn.assistant) {
