@@ -244,6 +244,9 @@ fn facts_restrictions_procedures_and_intentions() {
     let f = extract::fact("the handover slips to July 1.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "handover: July 1");
     assert_eq!(extract::value_unit("40/min").as_deref(), Some("/min"));
+    assert_eq!(extract::value_unit("27.4%").as_deref(), Some("%"));
+    assert_eq!(extract::value_unit("16px").as_deref(), Some("px"));
+    assert_eq!(extract::value_unit("14th").as_deref(), Some("date"));
     assert_eq!(extract::value_unit("€42").as_deref(), Some("€"));
     assert_eq!(extract::value_unit("the 9th").as_deref(), Some("date"));
     assert_eq!(extract::value_unit("2.8.0"), None);
@@ -922,6 +925,19 @@ fn the_render_names_the_choice_a_drop_replaced() {
         .unwrap_or_else(|| panic!("{}", r.text));
     assert!(line.contains("(was: Use Zephyrq"), "{line}");
     assert!(!line.contains("(was: Drop"), "{line}");
+    // A value changed twice shows both earlier values, its subject once.
+    let g = session(&[
+        "the sleep current is 6.8 µA.",
+        "the sleep current is 8.6 µA with the other clock.",
+        "the sleep current is 4.9 µA.",
+    ]);
+    let r = render(&g, &[], &ctx, &RenderConfig::default());
+    assert!(
+        r.text
+            .contains("sleep current: 4.9 µA (was: 8.6 µA; 6.8 µA)"),
+        "{}",
+        r.text
+    );
 }
 
 #[test]
@@ -1218,6 +1234,53 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
     assert!(
         facts.contains(&("launch: June 3".into(), Some("launch: June 10".into()))),
         "{facts:?}"
+    );
+    // A new value said beside the old one's number, or marked as a new
+    // reading, updates the fact whatever the sentence calls it.
+    for (prompts, old, new) in [
+        (
+            &[
+                "the peak error rate was 38% in the outage",
+                "checked again: errors peaked at 27.4%, not 38%",
+            ][..],
+            "peak error rate: 38%",
+            "peak error rate: 27.4%",
+        ),
+        (
+            &[
+                "bundle budget 250 KB",
+                "let's make the budget 200 KB, the 250 was generous",
+            ][..],
+            "bundle budget: 250 KB",
+            "bundle budget: 200 KB",
+        ),
+        (
+            &["the shed wall is 362 cm", "measured it again, it's 346 cm"][..],
+            "shed wall: 362 cm",
+            "shed wall: 346 cm",
+        ),
+        (
+            &[
+                "the budget is €18,000",
+                "grandma adds 5k so we have €23,000 now",
+            ][..],
+            "budget: €18,000",
+            "budget: €23,000",
+        ),
+    ] {
+        let g = session(prompts);
+        let facts = shown(&g);
+        assert!(
+            facts.contains(&(old.into(), Some(new.into()))),
+            "{prompts:?}: {facts:?}"
+        );
+    }
+    // A number that is no old value's changes nothing.
+    let g = session(&["the shed wall is 362 cm", "the door is 80 cm wide"]);
+    assert!(
+        shown(&g).iter().all(|(_, by)| by.is_none()),
+        "{:?}",
+        shown(&g)
     );
     // A range is no change.
     let g = session(&["the shop is open from 9 to 5 on weekdays."]);

@@ -220,6 +220,11 @@ list!(
     "Words of a question asking how a task is done; the reply's command answers it."
 );
 list!(
+    UPDATE_ADVERBS,
+    "update_adverbs.txt",
+    "Adverbs that mark a value as a new reading of one already measured."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."

@@ -611,6 +611,20 @@ pub fn value_unit(value: &str) -> Option<String> {
     if let Some(c) = first.chars().next().filter(|c| !c.is_alphanumeric()) {
         return Some(c.to_string());
     }
+    // A unit glued on after the number: "27.4%", "16px", "2.5ms" (not an
+    // ordinal: "14th").
+    let digits = first.trim_end_matches(|c: char| !c.is_ascii_digit());
+    let glued = &first[digits.len()..];
+    if !digits.is_empty()
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ','))
+        && !glued.is_empty()
+        && (glued == "%" || glued.chars().all(char::is_alphabetic))
+        && !["st", "nd", "rd", "th"].contains(&glued)
+    {
+        return Some(glued.to_owned());
+    }
     first
         .split_once('/')
         .filter(|(n, u)| n.chars().any(|c| c.is_ascii_digit()) && !u.is_empty())
@@ -624,6 +638,48 @@ pub fn says_change(sentence: &str) -> bool {
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .map(str::to_lowercase)
         .any(|w| lexicon::CHANGE_VERBS.contains(&w) || lexicon::UPDATE_CUES.contains(&w))
+}
+
+/// Whether a sentence marks its value as a new reading ("it's 12 cm
+/// now", "measured again").
+pub fn says_update(sentence: &str) -> bool {
+    sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|w| lexicon::UPDATE_ADVERBS.contains(&w.to_lowercase()))
+}
+
+/// Every value with a unit in a sentence, in order ("27.4%", "74 min").
+pub fn measures(sentence: &str) -> Vec<String> {
+    let ws = words(sentence);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    (0..ws.len())
+        .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
+        .map(|i| fact_value(&ws, &lws, i))
+        .filter(|v| value_unit(v).is_some())
+        .collect()
+}
+
+/// The number a value starts with ("18,000" of "€18,000", "38" of "38%").
+pub fn value_number(value: &str) -> Option<String> {
+    let t = value
+        .split_whitespace()
+        .find(|w| w.chars().any(|c| c.is_ascii_digit()))?;
+    let n: String = t
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | ','))
+        .collect();
+    let n = n.trim_end_matches(['.', ',']).to_owned();
+    (!n.is_empty()).then_some(n)
+}
+
+/// Whether a sentence names the number `n` as a word of its own ("the 250
+/// was too generous", "not 38%").
+pub fn names_number(sentence: &str, n: &str) -> bool {
+    sentence
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '"' | '/'))
+        .filter_map(value_number)
+        .any(|w| w == n)
 }
 
 /// The first value with a unit in a sentence ("drop to 3 runs a week"):

@@ -703,6 +703,10 @@ impl<'a> Plan<'a> {
                 self.decision(&d);
             }
             let fact = extract::fact(s);
+            // "peaked at 27.4%, not 38%": a value said beside an old one of
+            // a fact in force is that fact's new value, whatever the
+            // sentence calls it.
+            let fact = self.fact_by_echo(s, fact.as_ref()).or(fact);
             let event =
                 extract::event(s).filter(|e| fact.as_ref().is_none_or(|f| f.label != e.label));
             let records = [
@@ -876,16 +880,62 @@ impl<'a> Plan<'a> {
             .collect()
     }
 
+    /// The fact in force whose value's number the sentence names again
+    /// beside a new value of the same unit, as that new value for its
+    /// subject. Only where exactly one fact in force fits.
+    fn fact_by_echo(&self, s: &str, fact: Option<&extract::Record>) -> Option<extract::Record> {
+        let said = extract::measures(s);
+        if said.is_empty() {
+            return None;
+        }
+        let mut fits = self
+            .current_of_kind(NodeKind::Fact)
+            .into_iter()
+            .filter_map(|id| {
+                let n = self.node_ref(&id)?;
+                let (subject, old) = n.label.split_once(": ")?;
+                let unit = extract::value_unit(old).filter(|u| u != "date")?;
+                let num = extract::value_number(old)?;
+                if !extract::names_number(s, &num) {
+                    return None;
+                }
+                // The new value: the fact the sentence states, else the
+                // first other value of that unit.
+                let new = fact
+                    .map(|f| f.label.split_once(": ").map_or("", |(_, v)| v).to_owned())
+                    .into_iter()
+                    .chain(said.iter().cloned())
+                    .find(|v| {
+                        extract::value_unit(v).as_deref() == Some(unit.as_str())
+                            && extract::value_number(v).is_some_and(|x| x != num)
+                    })?;
+                Some((subject.to_owned(), new))
+            });
+        let (subject, value) = fits.next()?;
+        if fits.next().is_some() {
+            return None;
+        }
+        Some(extract::Record {
+            kind: NodeKind::Fact,
+            label: format!("{subject}: {value}"),
+            subject: Some(subject),
+            sentence: s.trim().to_owned(),
+        })
+    }
+
     /// The fact a subjectless quantity updates: the one fact in force whose
     /// value has the same unit, as a new value for its subject.
     fn fact_by_unit(&self, s: &str) -> Option<extract::Record> {
         let (value, unit) = match extract::bare_quantity(s) {
             Some((value, unit)) => (value, unit),
             // "my knee hurts, drop to 3 a week": a changed value anywhere.
-            None if extract::says_change(s) => {
-                let v = extract::first_measure(s)?;
-                let u = extract::value_unit(&v).filter(|u| u != "date")?;
-                (v, u)
+            // "chipping in 5k, so it's €23,000 now": the first value whose
+            // unit one fact in force has.
+            None if extract::says_change(s) || extract::says_update(s) => {
+                extract::measures(s).into_iter().find_map(|v| {
+                    let u = extract::value_unit(&v).filter(|u| u != "date")?;
+                    (self.facts_in(&u).len() == 1).then_some((v, u))
+                })?
             }
             None => return None,
         };

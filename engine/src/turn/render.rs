@@ -113,6 +113,9 @@ fn standing_tag(k: NodeKind) -> &'static str {
     }
 }
 
+/// How many earlier values a fact's line shows.
+const FACT_HISTORY: usize = 3;
+
 /// Label with "(was …)" for decisions that superseded others.
 fn label_with_history(g: &Graph, n: &Node) -> String {
     let old = g.supersedes(&n.id);
@@ -121,6 +124,29 @@ fn label_with_history(g: &Graph, n: &Node) -> String {
     }
     // A drop is a step, not a choice: "(was: X)" names what it dropped.
     let mut was: Vec<String> = Vec::new();
+    // A value's history, newest first: "4.9 µA (was: 8.6 µA; 6.8 µA)", the
+    // subject said once.
+    if n.kind == NodeKind::Fact {
+        let subject = n.label.split_once(": ").map(|(s, _)| s);
+        let mut at: Vec<&Node> = old.clone();
+        let mut seen: Vec<&str> = vec![n.id.as_str()];
+        while let Some(o) = at.first().copied()
+            && was.len() < FACT_HISTORY
+            && !seen.contains(&o.id.as_str())
+        {
+            seen.push(o.id.as_str());
+            let shown = match (subject, o.label.split_once(": ")) {
+                (Some(s), Some((os, v))) if s == os => v,
+                _ => o.label.as_str(),
+            };
+            let l = short(shown, 60);
+            if !was.contains(&l) {
+                was.push(l);
+            }
+            at = g.supersedes(&o.id);
+        }
+        return format!("{} (was: {})", n.label, was.join("; "));
+    }
     for o in &old {
         let dropped = if o.label.starts_with("Drop ") {
             g.supersedes(&o.id)
