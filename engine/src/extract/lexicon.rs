@@ -305,6 +305,86 @@ list!(
     "dependency_cues.txt",
     "Phrases that mark a dependency."
 );
+list!(
+    TOPIC_DETERMINERS,
+    "topic_determiners.txt",
+    "Determiners trimmed, in order, from the front of a decision's topic."
+);
+list!(
+    REPORT_OPENERS,
+    "report_openers.txt",
+    "First words of a reply sentence that reports rather than proposes."
+);
+list!(
+    QUESTION_OPENERS,
+    "question_openers.txt",
+    "Openings of a sentence that asks rather than decides."
+);
+list!(
+    BARE_DECISION_CUES,
+    "bare_decision_cues.txt",
+    "Decision cues that decide only as an imperative naming a thing."
+);
+list!(
+    IMPERATIVE_LEADS,
+    "imperative_leads.txt",
+    "Words that may lead a bare decision cue and leave it an imperative."
+);
+list!(
+    INSTEAD_PARTICLES,
+    "instead_particles.txt",
+    "Particles after the verb of an \"… instead\" clause, dropped with it."
+);
+list!(
+    TRAILING_FILLERS,
+    "trailing_fillers.txt",
+    "Filler words dropped from the end of a choice."
+);
+list!(
+    REJECTION_LEADS,
+    "rejection_leads.txt",
+    "Words that may come before a rejection cue, besides interjections."
+);
+list!(
+    DROPPED_DETERMINERS,
+    "dropped_determiners.txt",
+    "Determiners trimmed, in order, from the front of a dropped thing."
+);
+list!(
+    SHELL_NOUNS,
+    "shell_nouns.txt",
+    "Nouns trimmed, in order, from the end of a dropped thing (\"the X idea\")."
+);
+list!(
+    DROPPED_PRONOUNS,
+    "dropped_pronouns.txt",
+    "Pronouns that, dropped, stand for the choice made last."
+);
+list!(
+    CLAUSE_CONNECTIVES,
+    "clause_connectives.txt",
+    "Connectives that lead the clause after a dropped choice."
+);
+list!(
+    MOVE_VERBS,
+    "move_verbs.txt",
+    "Verbs that move something into a new place."
+);
+list!(
+    DESTINATION_PREPOSITIONS,
+    "destination_prepositions.txt",
+    "Prepositions after a move verb that the new place follows."
+);
+list!(
+    REPLACED_MARKERS,
+    "replaced_markers.txt",
+    "Markers after a choice that name what it replaces, tried in order."
+);
+list!(
+    PROPOSAL_LEADS,
+    "proposal_leads.txt",
+    "Words stripped, in order, from the front of a proposal."
+);
 
 /// Whether a lowercase word is a function word.
 pub fn is_stop(w: &str) -> bool {
