@@ -385,6 +385,46 @@ list!(
     "proposal_leads.txt",
     "Words stripped, in order, from the front of a proposal."
 );
+list!(
+    CORRECTION_LINKS,
+    "correction_links.txt",
+    "Words that make a correction's body state something."
+);
+list!(
+    REACTION_OBJECTS,
+    "reaction_objects.txt",
+    "What follows \"I like\" in a reaction, not a preference."
+);
+list!(
+    RULE_CLAUSE_BREAKS,
+    "rule_clause_breaks.txt",
+    "Conjunctions that end the clause of a preference, rule or next step."
+);
+list!(
+    QUESTION_WORDS,
+    "question_words.txt",
+    "Question words that make a command cue a question."
+);
+list!(
+    CHANGE_AUXILIARIES,
+    "change_auxiliaries.txt",
+    "Auxiliaries before a change verb that only say the change happened."
+);
+list!(
+    FACT_LINKERS,
+    "fact_linkers.txt",
+    "Words between a fact's subject and its value that link the two."
+);
+list!(
+    PLAIN_SUBJECT_LINKS,
+    "plain_subject_links.txt",
+    "Links before a value that let a subject with no head noun take it."
+);
+list!(
+    FACT_SKIP_WORDS,
+    "fact_skip_words.txt",
+    "Words between a fact's subject and its value that say nothing."
+);
 
 /// Whether a lowercase word is a function word.
 pub fn is_stop(w: &str) -> bool {
