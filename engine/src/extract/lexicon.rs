@@ -425,6 +425,66 @@ list!(
     "fact_skip_words.txt",
     "Words between a fact's subject and its value that say nothing."
 );
+list!(
+    THIRD_PERSON_PRONOUNS,
+    "third_person_pronouns.txt",
+    "Pronouns that, after a name and a comma, mark a person."
+);
+list!(
+    LOWER_NAME_DETERMINERS,
+    "lower_name_determiners.txt",
+    "Words before a role noun that, before a lowercase name, make it a role."
+);
+list!(
+    COORDINATORS,
+    "coordinators.txt",
+    "Coordinating conjunctions that open a clause."
+);
+list!(
+    ASK_VERBS,
+    "ask_verbs.txt",
+    "Verbs before a rare lowercase word that make it a name."
+);
+list!(
+    APPOSITION_DETERMINERS,
+    "apposition_determiners.txt",
+    "Determiners that open an apposition after a name and a comma."
+);
+list!(
+    ROLE_VERBS,
+    "role_verbs.txt",
+    "Linking verbs after a name that a role follows."
+);
+list!(
+    ROLE_VERB_FILLERS,
+    "role_verb_fillers.txt",
+    "Words skipped between a role verb and the role."
+);
+list!(
+    ROLE_ADVERBS,
+    "role_adverbs.txt",
+    "Adverbs skipped at the start of a role phrase."
+);
+list!(
+    ROLE_DETERMINERS,
+    "role_determiners.txt",
+    "Determiners skipped at the start of a role phrase."
+);
+list!(
+    ROLE_PHRASE_SKIPS,
+    "role_phrase_skips.txt",
+    "Words before a name that are no part of the role stated there."
+);
+list!(
+    PRE_ROLE_DETERMINERS,
+    "pre_role_determiners.txt",
+    "Words before a role noun that make it the role of the name after it."
+);
+list!(
+    PRONOUN_CONTRACTIONS,
+    "pronoun_contractions.txt",
+    "\"He is\"/\"she is\" contracted, a role after them."
+);
 
 /// Whether a lowercase word is a function word.
 pub fn is_stop(w: &str) -> bool {
