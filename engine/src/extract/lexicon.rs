@@ -485,6 +485,16 @@ list!(
     "pronoun_contractions.txt",
     "\"He is\"/\"she is\" contracted, a role after them."
 );
+list!(
+    CLAUSE_BREAKS,
+    "clause_breaks.txt",
+    "Conjunctions after which a phrase has ended, a space after them."
+);
+list!(
+    CLAUSE_CLOSERS,
+    "clause_closers.txt",
+    "Words that close the clause of a phrase."
+);
 
 /// Whether a lowercase word is a function word.
 pub fn is_stop(w: &str) -> bool {
