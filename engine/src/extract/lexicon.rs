@@ -594,6 +594,117 @@ mod tests {
                 "lists are lowercase"
             );
         }
+        // Every list, the small ones too: entries are trimmed, lowercase and
+        // free of comments.
+        for l in [
+            &*STOP_WORDS,
+            &*COPULAS,
+            &*RELATIVE_PRONOUNS,
+            &*MODALS,
+            &*ORDINALS,
+            &*CHANGE_VERBS,
+            &*UPDATE_CUES,
+            &*CADENCE_WORDS,
+            &*AUXILIARIES,
+            &*PARTICLES,
+            &*DROP_AFTER_CUES,
+            &*SUFFICIENCY_CUES,
+            &*OPTION_CUES,
+            &*MONTHS,
+            &*WEEKDAYS,
+            &*TITLES,
+            &*INTERJECTIONS,
+            &*ROLE_NOUNS,
+            &*RELATION_NOUNS,
+            &*PERSON_AFTER,
+            &*PERSON_BEFORE,
+            &*GROUP_WORDS,
+            &*PROJECT_HEADS,
+            &*FEATURE_HEADS,
+            &*NOT_CHOICES,
+            &*FILE_EXTS,
+            &*DECISION_CUES,
+            &*REJECTION_CUES,
+            &*RETURN_CUES,
+            &*NEGATION_CUES,
+            &*CONTRAST_CUES,
+            &*ACCEPT_CUES,
+            &*AFFIRMATIONS,
+            &*OBJECT_PRONOUNS,
+            &*REPORTING_VERBS,
+            &*GRATITUDE,
+            &*SUBJECT_PRONOUNS,
+            &*EVENT_SUBJECTS,
+            &*PROPOSAL_CUES,
+            &*CORRECTION_OPENERS,
+            &*CORRECTION_INNER,
+            &*PREFERENCE_CUES,
+            &*RESTRICTION_CUES,
+            &*PROCEDURE_CUES,
+            &*DEADLINE_CUES,
+            &*COMMAND_QUESTIONS,
+            &*INTENTION_CUES,
+            &*FACT_SUBJECT_HEADS,
+            &*UNIT_WORDS,
+            &*TECH_WORDS,
+            &*PROJECT_WORDS,
+            &*RELATIONSHIP_WORDS,
+            &*PERSONAL_WORDS,
+            &*OWNERSHIP_CUES,
+            &*DEPENDENCY_CUES,
+            &*TOPIC_DETERMINERS,
+            &*REPORT_OPENERS,
+            &*QUESTION_OPENERS,
+            &*BARE_DECISION_CUES,
+            &*IMPERATIVE_LEADS,
+            &*INSTEAD_PARTICLES,
+            &*TRAILING_FILLERS,
+            &*REJECTION_LEADS,
+            &*DROPPED_DETERMINERS,
+            &*SHELL_NOUNS,
+            &*DROPPED_PRONOUNS,
+            &*CLAUSE_CONNECTIVES,
+            &*MOVE_VERBS,
+            &*DESTINATION_PREPOSITIONS,
+            &*REPLACED_MARKERS,
+            &*PROPOSAL_LEADS,
+            &*CORRECTION_LINKS,
+            &*REACTION_OBJECTS,
+            &*RULE_CLAUSE_BREAKS,
+            &*QUESTION_WORDS,
+            &*CHANGE_AUXILIARIES,
+            &*FACT_LINKERS,
+            &*PLAIN_SUBJECT_LINKS,
+            &*FACT_SKIP_WORDS,
+            &*THIRD_PERSON_PRONOUNS,
+            &*LOWER_NAME_DETERMINERS,
+            &*COORDINATORS,
+            &*ASK_VERBS,
+            &*APPOSITION_DETERMINERS,
+            &*ROLE_VERBS,
+            &*ROLE_VERB_FILLERS,
+            &*ROLE_ADVERBS,
+            &*ROLE_DETERMINERS,
+            &*ROLE_PHRASE_SKIPS,
+            &*PRE_ROLE_DETERMINERS,
+            &*PRONOUN_CONTRACTIONS,
+            &*CLAUSE_BREAKS,
+            &*CLAUSE_CLOSERS,
+        ] {
+            assert!(l.iter().count() > 0);
+            assert!(
+                l.iter()
+                    .all(|w| !w.is_empty() && !w.contains('#') && w == w.trim())
+            );
+            assert!(
+                l.iter().all(|w| w == w.to_lowercase()),
+                "lists are lowercase"
+            );
+        }
+        assert!(
+            BARE_DECISION_CUES.iter().all(|c| DECISION_CUES.contains(c)),
+            "bare decision cues are decision cues"
+        );
         assert!(is_closed_class("nov") && is_closed_class("dec.") && is_closed_class("wow"));
         assert!(is_closed_class("tuesdays") && !is_closed_class("tuesdayss"));
         assert!(!is_closed_class("postgres"));
