@@ -41,12 +41,11 @@ pub(super) fn is_non_choice(choice: &str) -> bool {
 pub(super) fn topic_phrase(lead: &str, rest_after: &str) -> Option<String> {
     for (hay, marker) in [(lead, "for "), (rest_after, " for "), (rest_after, " as ")] {
         if let Some(p) = find_ci(hay, marker.trim()) {
-            let t = strip_clause(hay[p + marker.trim().len()..].trim());
-            let t = t
-                .trim_start_matches("the ")
-                .trim_start_matches("our ")
-                .trim_start_matches("my ")
-                .trim();
+            let mut t = strip_clause(hay[p + marker.trim().len()..].trim());
+            for d in lexicon::TOPIC_DETERMINERS.iter() {
+                t = t.trim_start_matches(&*format!("{d} "));
+            }
+            let t = t.trim();
             let n = t.split_whitespace().count();
             if (1..=5).contains(&n) {
                 return Some(t.to_owned());
@@ -115,24 +114,9 @@ pub fn accepted_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
         }
         // What the assistant did or is doing is a report, not a proposal.
         let first = s.split_whitespace().next().unwrap_or("").to_lowercase();
-        if matches!(
-            first.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''),
-            "i'll"
-                | "i've"
-                | "i'm"
-                | "i"
-                | "it"
-                | "it's"
-                | "this"
-                | "that"
-                | "there"
-                | "done"
-                | "the"
-                | "yes"
-                | "no"
-                | "you"
-                | "your"
-        ) {
+        if lexicon::REPORT_OPENERS
+            .contains(first.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
+        {
             return None;
         }
         let m = mentions(s, root)
@@ -168,17 +152,9 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let trimmed = sentence.trim();
     let lower = trimmed.to_lowercase();
     if lower.ends_with('?')
-        || [
-            "should we",
-            "do we",
-            "can we",
-            "could we",
-            "shall we",
-            "would",
-            "what if",
-        ]
-        .iter()
-        .any(|q| lower.starts_with(q))
+        || lexicon::QUESTION_OPENERS
+            .iter()
+            .any(|q| lower.starts_with(q))
     {
         return None;
     }
@@ -205,7 +181,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let rest = trimmed[at + cue.len()..].trim();
         // Bare "use" and "replace" only count as decisions when they lead
         // the sentence (an imperative) and name a thing or what they replace.
-        if matches!(cue, "use" | "replace" | "pick" | "go with") {
+        if lexicon::BARE_DECISION_CUES.contains(cue) {
             let explicit = find_ci(rest, "instead of").is_some()
                 || find_ci(rest, "rather than").is_some()
                 || (cue == "replace" && find_ci(rest, "with").is_some());
@@ -218,12 +194,9 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .trim();
             let at_start = head.is_empty()
                 || head.ends_with(['.', ',', ':'])
-                || [
-                    "ok", "okay", "so", "then", "alright", "right", "fine", "yes", "yeah", "ya",
-                    "k",
-                ]
-                .iter()
-                .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w))
+                || lexicon::IMPERATIVE_LEADS
+                    .iter()
+                    .any(|w| head.trim_end_matches(',').eq_ignore_ascii_case(w))
                 || subject_led(head);
             // Its first content word: an acronym ("the QRVX") or a setting
             // ("mode=strict") names a thing too.
@@ -430,12 +403,10 @@ fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     if lexicon::is_stop(&first) || lexicon::is_closed_class(&first) {
         return None;
     }
-    if words.first().is_some_and(|w| {
-        matches!(
-            w.to_lowercase().as_str(),
-            "up" | "in" | "on" | "out" | "back"
-        )
-    }) {
+    if words
+        .first()
+        .is_some_and(|w| lexicon::INSTEAD_PARTICLES.contains(&w.to_lowercase()))
+    {
         words.remove(0);
     }
     let object = trim_fillers(&words.join(" "));
@@ -492,19 +463,7 @@ pub(super) fn trim_fillers(choice: &str) -> String {
     let mut words: Vec<&str> = choice.split_whitespace().collect();
     while let Some(last) = words.last() {
         let l = last.to_lowercase();
-        if matches!(
-            l.as_str(),
-            "then"
-                | "instead"
-                | "please"
-                | "too"
-                | "now"
-                | "again"
-                | "here"
-                | "anyway"
-                | "ok"
-                | "okay"
-        ) {
+        if lexicon::TRAILING_FILLERS.contains(&l) {
             words.pop();
         } else {
             break;
@@ -638,8 +597,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         let lead_ok = head.is_empty()
             || head.split_whitespace().all(|w| {
                 let w = w.trim_matches(',');
-                lexicon::INTERJECTIONS.contains(w)
-                    || matches!(w, "let's" | "lets" | "we" | "i" | "just" | "so")
+                lexicon::INTERJECTIONS.contains(w) || lexicon::REJECTION_LEADS.contains(w)
             });
         if !lead_ok {
             continue;
@@ -660,21 +618,15 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         {
             continue;
         }
-        let dropped = dropped_part
-            .trim_start_matches("the ")
-            .trim_start_matches("that ")
-            .trim_start_matches("our ");
-        let dropped = dropped
-            .trim_end_matches(" idea")
-            .trim_end_matches(" plan")
-            .trim_end_matches(" approach")
-            .trim_end_matches(" thing")
-            .trim_end_matches(" option")
-            .trim();
-        let pronoun = matches!(
-            dropped.to_lowercase().as_str(),
-            "that" | "it" | "this" | "those"
-        );
+        let mut dropped = dropped_part;
+        for d in lexicon::DROPPED_DETERMINERS.iter() {
+            dropped = dropped.trim_start_matches(&*format!("{d} "));
+        }
+        for n in lexicon::SHELL_NOUNS.iter() {
+            dropped = dropped.trim_end_matches(&*format!(" {n}"));
+        }
+        let dropped = dropped.trim();
+        let pronoun = lexicon::DROPPED_PRONOUNS.contains(&dropped.to_lowercase());
         if !pronoun && (dropped.is_empty() || is_non_choice(dropped)) {
             continue;
         }
@@ -689,9 +641,9 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             .unwrap_or("")
             .trim_start_matches([',', ';', ' ', '-', '—']);
         // "drop X and move state into Y": the connective leads nothing.
-        let after = ["and ", "then ", "so "]
+        let after = lexicon::CLAUSE_CONNECTIVES
             .iter()
-            .find_map(|c| strip_prefix_ci(after, c))
+            .find_map(|c| strip_prefix_ci(after, &format!("{c} ")))
             .unwrap_or(after);
         let replacement = decision(after, root)
             .and_then(|d| d.chosen.map(|c| (c, d.label)))
@@ -798,13 +750,10 @@ pub(super) fn plain_return(after: &str) -> Option<Decision> {
 /// something: "Y".
 pub(super) fn moved_into(a: &str) -> Option<&str> {
     let first = a.split_whitespace().next()?.to_lowercase();
-    if !matches!(
-        first.as_str(),
-        "move" | "moving" | "put" | "switch" | "migrate" | "change"
-    ) {
+    if !lexicon::MOVE_VERBS.contains(&first) {
         return None;
     }
-    ["into", "onto", "to"]
+    lexicon::DESTINATION_PREPOSITIONS
         .iter()
         .filter_map(|m| find_ci(a, m).map(|p| (p, m.len())))
         .min()
@@ -835,7 +784,7 @@ pub(super) fn split_replaced(rest: &str, replace_cue: bool) -> (&str, Option<Str
         let old = strip_clause(&rest[..p]).to_owned();
         return (&rest[p + 4..], (!old.is_empty()).then_some(old));
     }
-    for marker in ["instead of", "rather than", "over"] {
+    for marker in lexicon::REPLACED_MARKERS.iter() {
         if let Some(p) = find_ci(rest, marker) {
             let old = truncate_words(strip_clause(&rest[p + marker.len()..]), 4);
             return (&rest[..p], (!old.is_empty()).then_some(old));
@@ -856,8 +805,8 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .trim()
             .trim_start_matches(':')
             .trim();
-        for lead in ["we ", "you ", "i ", "to "] {
-            if let Some(r) = strip_prefix_ci(rest, lead) {
+        for lead in lexicon::PROPOSAL_LEADS.iter() {
+            if let Some(r) = strip_prefix_ci(rest, &format!("{lead} ")) {
                 rest = r.trim();
             }
         }

@@ -315,6 +315,196 @@ list!(
     "dependency_cues.txt",
     "Phrases that mark a dependency."
 );
+list!(
+    TOPIC_DETERMINERS,
+    "topic_determiners.txt",
+    "Determiners trimmed, in order, from the front of a decision's topic."
+);
+list!(
+    REPORT_OPENERS,
+    "report_openers.txt",
+    "First words of a reply sentence that reports rather than proposes."
+);
+list!(
+    QUESTION_OPENERS,
+    "question_openers.txt",
+    "Openings of a sentence that asks rather than decides."
+);
+list!(
+    BARE_DECISION_CUES,
+    "bare_decision_cues.txt",
+    "Decision cues that decide only as an imperative naming a thing."
+);
+list!(
+    IMPERATIVE_LEADS,
+    "imperative_leads.txt",
+    "Words that may lead a bare decision cue and leave it an imperative."
+);
+list!(
+    INSTEAD_PARTICLES,
+    "instead_particles.txt",
+    "Particles after the verb of an \"… instead\" clause, dropped with it."
+);
+list!(
+    TRAILING_FILLERS,
+    "trailing_fillers.txt",
+    "Filler words dropped from the end of a choice."
+);
+list!(
+    REJECTION_LEADS,
+    "rejection_leads.txt",
+    "Words that may come before a rejection cue, besides interjections."
+);
+list!(
+    DROPPED_DETERMINERS,
+    "dropped_determiners.txt",
+    "Determiners trimmed, in order, from the front of a dropped thing."
+);
+list!(
+    SHELL_NOUNS,
+    "shell_nouns.txt",
+    "Nouns trimmed, in order, from the end of a dropped thing (\"the X idea\")."
+);
+list!(
+    DROPPED_PRONOUNS,
+    "dropped_pronouns.txt",
+    "Pronouns that, dropped, stand for the choice made last."
+);
+list!(
+    CLAUSE_CONNECTIVES,
+    "clause_connectives.txt",
+    "Connectives that lead the clause after a dropped choice."
+);
+list!(
+    MOVE_VERBS,
+    "move_verbs.txt",
+    "Verbs that move something into a new place."
+);
+list!(
+    DESTINATION_PREPOSITIONS,
+    "destination_prepositions.txt",
+    "Prepositions after a move verb that the new place follows."
+);
+list!(
+    REPLACED_MARKERS,
+    "replaced_markers.txt",
+    "Markers after a choice that name what it replaces, tried in order."
+);
+list!(
+    PROPOSAL_LEADS,
+    "proposal_leads.txt",
+    "Words stripped, in order, from the front of a proposal."
+);
+list!(
+    CORRECTION_LINKS,
+    "correction_links.txt",
+    "Words that make a correction's body state something."
+);
+list!(
+    REACTION_OBJECTS,
+    "reaction_objects.txt",
+    "What follows \"I like\" in a reaction, not a preference."
+);
+list!(
+    RULE_CLAUSE_BREAKS,
+    "rule_clause_breaks.txt",
+    "Conjunctions that end the clause of a preference, rule or next step."
+);
+list!(
+    QUESTION_WORDS,
+    "question_words.txt",
+    "Question words that make a command cue a question."
+);
+list!(
+    CHANGE_AUXILIARIES,
+    "change_auxiliaries.txt",
+    "Auxiliaries before a change verb that only say the change happened."
+);
+list!(
+    FACT_LINKERS,
+    "fact_linkers.txt",
+    "Words between a fact's subject and its value that link the two."
+);
+list!(
+    PLAIN_SUBJECT_LINKS,
+    "plain_subject_links.txt",
+    "Links before a value that let a subject with no head noun take it."
+);
+list!(
+    FACT_SKIP_WORDS,
+    "fact_skip_words.txt",
+    "Words between a fact's subject and its value that say nothing."
+);
+list!(
+    THIRD_PERSON_PRONOUNS,
+    "third_person_pronouns.txt",
+    "Pronouns that, after a name and a comma, mark a person."
+);
+list!(
+    LOWER_NAME_DETERMINERS,
+    "lower_name_determiners.txt",
+    "Words before a role noun that, before a lowercase name, make it a role."
+);
+list!(
+    COORDINATORS,
+    "coordinators.txt",
+    "Coordinating conjunctions that open a clause."
+);
+list!(
+    ASK_VERBS,
+    "ask_verbs.txt",
+    "Verbs before a rare lowercase word that make it a name."
+);
+list!(
+    APPOSITION_DETERMINERS,
+    "apposition_determiners.txt",
+    "Determiners that open an apposition after a name and a comma."
+);
+list!(
+    ROLE_VERBS,
+    "role_verbs.txt",
+    "Linking verbs after a name that a role follows."
+);
+list!(
+    ROLE_VERB_FILLERS,
+    "role_verb_fillers.txt",
+    "Words skipped between a role verb and the role."
+);
+list!(
+    ROLE_ADVERBS,
+    "role_adverbs.txt",
+    "Adverbs skipped at the start of a role phrase."
+);
+list!(
+    ROLE_DETERMINERS,
+    "role_determiners.txt",
+    "Determiners skipped at the start of a role phrase."
+);
+list!(
+    ROLE_PHRASE_SKIPS,
+    "role_phrase_skips.txt",
+    "Words before a name that are no part of the role stated there."
+);
+list!(
+    PRE_ROLE_DETERMINERS,
+    "pre_role_determiners.txt",
+    "Words before a role noun that make it the role of the name after it."
+);
+list!(
+    PRONOUN_CONTRACTIONS,
+    "pronoun_contractions.txt",
+    "\"He is\"/\"she is\" contracted, a role after them."
+);
+list!(
+    CLAUSE_BREAKS,
+    "clause_breaks.txt",
+    "Conjunctions after which a phrase has ended, a space after them."
+);
+list!(
+    CLAUSE_CLOSERS,
+    "clause_closers.txt",
+    "Words that close the clause of a phrase."
+);
 
 /// Whether a lowercase word is a function word.
 pub fn is_stop(w: &str) -> bool {
@@ -414,6 +604,117 @@ mod tests {
                 "lists are lowercase"
             );
         }
+        // Every list, the small ones too: entries are trimmed, lowercase and
+        // free of comments.
+        for l in [
+            &*STOP_WORDS,
+            &*COPULAS,
+            &*RELATIVE_PRONOUNS,
+            &*MODALS,
+            &*ORDINALS,
+            &*CHANGE_VERBS,
+            &*UPDATE_CUES,
+            &*CADENCE_WORDS,
+            &*AUXILIARIES,
+            &*PARTICLES,
+            &*DROP_AFTER_CUES,
+            &*SUFFICIENCY_CUES,
+            &*OPTION_CUES,
+            &*MONTHS,
+            &*WEEKDAYS,
+            &*TITLES,
+            &*INTERJECTIONS,
+            &*ROLE_NOUNS,
+            &*RELATION_NOUNS,
+            &*PERSON_AFTER,
+            &*PERSON_BEFORE,
+            &*GROUP_WORDS,
+            &*PROJECT_HEADS,
+            &*FEATURE_HEADS,
+            &*NOT_CHOICES,
+            &*FILE_EXTS,
+            &*DECISION_CUES,
+            &*REJECTION_CUES,
+            &*RETURN_CUES,
+            &*NEGATION_CUES,
+            &*CONTRAST_CUES,
+            &*ACCEPT_CUES,
+            &*AFFIRMATIONS,
+            &*OBJECT_PRONOUNS,
+            &*REPORTING_VERBS,
+            &*GRATITUDE,
+            &*SUBJECT_PRONOUNS,
+            &*EVENT_SUBJECTS,
+            &*PROPOSAL_CUES,
+            &*CORRECTION_OPENERS,
+            &*CORRECTION_INNER,
+            &*PREFERENCE_CUES,
+            &*RESTRICTION_CUES,
+            &*PROCEDURE_CUES,
+            &*DEADLINE_CUES,
+            &*COMMAND_QUESTIONS,
+            &*INTENTION_CUES,
+            &*FACT_SUBJECT_HEADS,
+            &*UNIT_WORDS,
+            &*TECH_WORDS,
+            &*PROJECT_WORDS,
+            &*RELATIONSHIP_WORDS,
+            &*PERSONAL_WORDS,
+            &*OWNERSHIP_CUES,
+            &*DEPENDENCY_CUES,
+            &*TOPIC_DETERMINERS,
+            &*REPORT_OPENERS,
+            &*QUESTION_OPENERS,
+            &*BARE_DECISION_CUES,
+            &*IMPERATIVE_LEADS,
+            &*INSTEAD_PARTICLES,
+            &*TRAILING_FILLERS,
+            &*REJECTION_LEADS,
+            &*DROPPED_DETERMINERS,
+            &*SHELL_NOUNS,
+            &*DROPPED_PRONOUNS,
+            &*CLAUSE_CONNECTIVES,
+            &*MOVE_VERBS,
+            &*DESTINATION_PREPOSITIONS,
+            &*REPLACED_MARKERS,
+            &*PROPOSAL_LEADS,
+            &*CORRECTION_LINKS,
+            &*REACTION_OBJECTS,
+            &*RULE_CLAUSE_BREAKS,
+            &*QUESTION_WORDS,
+            &*CHANGE_AUXILIARIES,
+            &*FACT_LINKERS,
+            &*PLAIN_SUBJECT_LINKS,
+            &*FACT_SKIP_WORDS,
+            &*THIRD_PERSON_PRONOUNS,
+            &*LOWER_NAME_DETERMINERS,
+            &*COORDINATORS,
+            &*ASK_VERBS,
+            &*APPOSITION_DETERMINERS,
+            &*ROLE_VERBS,
+            &*ROLE_VERB_FILLERS,
+            &*ROLE_ADVERBS,
+            &*ROLE_DETERMINERS,
+            &*ROLE_PHRASE_SKIPS,
+            &*PRE_ROLE_DETERMINERS,
+            &*PRONOUN_CONTRACTIONS,
+            &*CLAUSE_BREAKS,
+            &*CLAUSE_CLOSERS,
+        ] {
+            assert!(l.iter().count() > 0);
+            assert!(
+                l.iter()
+                    .all(|w| !w.is_empty() && !w.contains('#') && w == w.trim())
+            );
+            assert!(
+                l.iter().all(|w| w == w.to_lowercase()),
+                "lists are lowercase"
+            );
+        }
+        assert!(
+            BARE_DECISION_CUES.iter().all(|c| DECISION_CUES.contains(c)),
+            "bare decision cues are decision cues"
+        );
         assert!(is_closed_class("nov") && is_closed_class("dec.") && is_closed_class("wow"));
         assert!(is_closed_class("tuesdays") && !is_closed_class("tuesdayss"));
         assert!(!is_closed_class("postgres"));

@@ -293,7 +293,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 .or_else(by_pronoun);
             // "X, he …", "X, who looks after …": only people take these.
             let pronoun_next = (ws[j - 1].raw.ends_with(',')
-                && matches!(after.as_str(), "he" | "she" | "they"))
+                && lexicon::THIRD_PERSON_PRONOUNS.contains(&after))
                 || after == "who";
             let person_cue = lexicon::PERSON_AFTER.contains(&after)
                 || lexicon::PERSON_AFTER.contains(&after2)
@@ -354,10 +354,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             let det_role = || {
                 (i >= 2
                     && !ws[i - 1].raw.contains([')', '(', ',', '.'])
-                    && matches!(
-                        ws[i - 2].text.to_lowercase().as_str(),
-                        "my" | "our" | "new" | "your" | "their"
-                    ))
+                    && lexicon::LOWER_NAME_DETERMINERS.contains(&ws[i - 2].text.to_lowercase()))
                 .then(|| role_before(&ws, i))
                 .flatten()
             };
@@ -371,7 +368,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             // A clause's subject: "x annotated it, hes my labmate".
             let subject = i == 0
                 || ws[i - 1].raw.ends_with([',', ';', ':'])
-                || matches!(lw_at(&ws, i - 1).as_str(), "and" | "but" | "so");
+                || lexicon::COORDINATORS.contains(&lw_at(&ws, i - 1));
             let described = || {
                 let the_role = (zipf_below(2.5) && lw_at(&ws, i + 1) == "the")
                     .then(|| role_phrase_at(&ws, i + 1))
@@ -396,10 +393,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 .or_else(det_role)
                 .or_else(described);
             let asked = i > 0
-                && matches!(
-                    ws[i - 1].text.to_lowercase().as_str(),
-                    "ask" | "ping" | "cc"
-                )
+                && lexicon::ASK_VERBS.contains(&ws[i - 1].text.to_lowercase())
                 && ws[i - 1].raw.chars().all(|c| c.is_alphabetic())
                 && !lexicon::is_common(w.text, 4.5);
             let verb_after = ws.get(i + 1).is_some_and(|n| {
@@ -499,7 +493,7 @@ pub(super) fn role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
     }
     let prev = &ws[j - 1];
     let nl = next.text.to_lowercase();
-    if prev.raw.ends_with(',') && matches!(nl.as_str(), "our" | "the" | "my" | "a" | "an") {
+    if prev.raw.ends_with(',') && lexicon::APPOSITION_DETERMINERS.contains(&nl) {
         let role = phrase_until_clause(ws, j + 1, 4);
         return names_role(&role).then_some(role);
     }
@@ -522,16 +516,12 @@ pub(super) fn lower_role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
     if first == "just" {
         k += 1;
     }
-    match lw(k).as_str() {
-        "is" | "was" | "became" | "becomes" | "joined" | "joins" | "started" | "starts" | "'s"
-        | "got" | "has" => k += 1,
-        _ => return None,
+    if !lexicon::ROLE_VERBS.contains(&lw(k)) {
+        return None;
     }
+    k += 1;
     // "got promoted to", "was made", "has become", "is now", "joined as"
-    while matches!(
-        lw(k).as_str(),
-        "now" | "also" | "still" | "as" | "promoted" | "made" | "to" | "become" | "officially"
-    ) {
+    while lexicon::ROLE_VERB_FILLERS.contains(&lw(k)) {
         k += 1;
     }
     role_phrase_at(ws, k)
@@ -542,13 +532,10 @@ pub(super) fn lower_role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
 pub(super) fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
     let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
     let mut k = k;
-    while matches!(lw(k).as_str(), "now" | "also" | "still" | "officially") {
+    while lexicon::ROLE_ADVERBS.contains(&lw(k)) {
         k += 1;
     }
-    if matches!(
-        lw(k).as_str(),
-        "our" | "the" | "my" | "a" | "an" | "their" | "your"
-    ) {
+    if lexicon::ROLE_DETERMINERS.contains(&lw(k)) {
         k += 1;
     }
     if k == 0 || k > ws.len() {
@@ -602,12 +589,7 @@ pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
         let role: Vec<&str> = ws[start..i]
             .iter()
             .map(|w| w.text)
-            .filter(|w| {
-                !matches!(
-                    w.to_lowercase().as_str(),
-                    "our" | "the" | "my" | "with" | "ask" | "and" | "to" | "from"
-                )
-            })
+            .filter(|w| !lexicon::ROLE_PHRASE_SKIPS.contains(&w.to_lowercase()))
             .collect();
         // "my sister x", not "the lead engineer said": the word before
         // the role must be a determiner or a role word itself.
@@ -615,10 +597,8 @@ pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
             .last()
             .map(|w| w.text.to_lowercase())
             .unwrap_or_default();
-        let ok = matches!(
-            det.as_str(),
-            "our" | "my" | "the" | "new" | "your" | "their"
-        ) || lexicon::ROLE_NOUNS.contains(&det)
+        let ok = lexicon::PRE_ROLE_DETERMINERS.contains(&det)
+            || lexicon::ROLE_NOUNS.contains(&det)
             || i >= 2
                 && ws[i - 2]
                     .text
@@ -650,7 +630,7 @@ pub(super) fn pronoun_role_at(ws: &[Word<'_>], k: usize) -> Option<String> {
         .unwrap_or_default();
     let after = match w.as_str() {
         // Typed fast, the apostrophe goes: "hes my labmate".
-        "he's" | "she's" | "hes" | "shes" => k + 1,
+        c if lexicon::PRONOUN_CONTRACTIONS.contains(c) => k + 1,
         "he" | "she" if matches!(lw(k + 1).as_str(), "is" | "was") => k + 2,
         _ => return None,
     };

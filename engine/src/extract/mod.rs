@@ -259,27 +259,17 @@ fn in_backticks(s: &str, p: usize) -> bool {
 
 fn strip_clause(s: &str) -> &str {
     let mut end = s.len();
-    for stop in [
-        ",",
-        ";",
-        ":",
-        " because ",
-        " since ",
-        " so that ",
-        " so we ",
-        " so it ",
-        " for now",
-        " as it ",
-        " which ",
-        " — ",
-        " - ",
-        " but ",
-        " and then ",
-        " until ",
-        " once ",
-        " if ",
-        " then",
-    ] {
+    // Punctuation, then the words of the lists; a trailing space asks for a
+    // space after the word.
+    let words = lexicon::CLAUSE_BREAKS
+        .iter()
+        .map(|w| format!(" {w} "))
+        .chain(lexicon::CLAUSE_CLOSERS.iter().map(|w| format!(" {w}")));
+    for stop in [",", ";", ":", " — ", " - "]
+        .map(str::to_owned)
+        .into_iter()
+        .chain(words)
+    {
         if let Some(p) = find_ci(s, stop.trim_start()).filter(|p| {
             // a leading space in the stop means "a new word": honour it
             (!stop.starts_with(' ') || *p > 0) && !in_backticks(s, *p)

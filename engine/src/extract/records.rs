@@ -58,11 +58,9 @@ pub fn correction(sentence: &str) -> Option<Correction> {
     let says = inner
         || body.chars().any(|c| c.is_ascii_digit())
         || body.contains("'s ")
-        || [
-            " is ", " are ", " was ", " not ", " should ", " in ", " at ", " goes ", " lives ",
-        ]
-        .iter()
-        .any(|v| format!(" {} ", body.to_lowercase()).contains(v));
+        || lexicon::CORRECTION_LINKS
+            .iter()
+            .any(|v| format!(" {} ", body.to_lowercase()).contains(&format!(" {v} ")));
     if !says {
         return None;
     }
@@ -81,7 +79,7 @@ pub fn preference(sentence: &str) -> Option<Preference> {
         };
         let rest = sentence[at + cue.len()..].trim_start().to_lowercase();
         // "I like that approach" / "I like it" are reactions, not preferences.
-        if ["that", "it", "this", "the idea", "how", "where"]
+        if lexicon::REACTION_OBJECTS
             .iter()
             .any(|r| rest.starts_with(r))
         {
@@ -105,7 +103,10 @@ pub fn preference(sentence: &str) -> Option<Preference> {
 
 pub(super) fn strip_clause_keep_commas(s: &str) -> &str {
     let mut end = s.len();
-    for stop in [";", "because", "since", " — ", "but"] {
+    for stop in [";", " — "]
+        .into_iter()
+        .chain(lexicon::RULE_CLAUSE_BREAKS.iter())
+    {
         if let Some(p) = find_ci(s, stop.trim()).filter(|p| *p > 0) {
             end = end.min(p);
         }
@@ -388,7 +389,7 @@ pub fn asks_for_command(question: &str) -> bool {
         .any(|c| find_ci(q, c).is_some())
         && lower
             .split(|c: char| !c.is_alphanumeric())
-            .any(|w| matches!(w, "how" | "what" | "which" | "where"))
+            .any(|w| lexicon::QUESTION_WORDS.contains(w))
 }
 
 /// The command a reply gives to a question that asks for one ("what's the
@@ -762,7 +763,7 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     while end > 0
         && (lexicon::CHANGE_VERBS.contains(lws[end - 1].as_str())
             || lexicon::COPULAS.contains(lws[end - 1].as_str())
-            || matches!(lws[end - 1].as_str(), "has" | "have" | "been" | "got"))
+            || lexicon::CHANGE_AUXILIARIES.contains(lws[end - 1].as_str()))
     {
         end -= 1;
     }
@@ -1024,10 +1025,6 @@ fn fact_at(
     let value = fact_value(ws, lws, vi);
     // The subject: the noun phrase before a linking verb ahead of the value,
     // or the words right before the value.
-    let linkers = [
-        "is", "are", "was", "=", "of", "at", "to", "be", "stays", "becomes", "on", "by", "'s",
-        "goes", "every",
-    ];
     let mut end = vi;
     // "msrv is 1.76": a copula right before the value links a subject that
     // needs no head noun.
@@ -1048,25 +1045,15 @@ fn fact_at(
             }
             continue;
         }
-        if matches!(
-            w,
-            "is" | "are" | "was" | "were" | "=" | "stays" | "becomes" | "every"
-        ) || (denied && lexicon::COPULAS.contains(w))
-        {
+        if lexicon::PLAIN_SUBJECT_LINKS.contains(w) || (denied && lexicon::COPULAS.contains(w)) {
             linked = true;
         }
-        if linkers.contains(&w)
+        if lexicon::FACT_LINKERS.contains(w)
             || (denied && (w == "not" || lexicon::COPULAS.contains(w)))
             || w == "the"
             || lexicon::WEEKDAYS.contains(w)
             || lexicon::MONTHS.contains(w)
-            || w == "now"
-            || w == "actually"
-            || w == "just"
-            || w == "should"
-            || w == "will"
-            || w == "set"
-            || w == "up"
+            || lexicon::FACT_SKIP_WORDS.contains(w)
         {
             end -= 1;
         } else {
