@@ -421,13 +421,12 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
         .map(str::to_owned)
         .or_else(|| {
             // "how do I flash the board": the verb after the question.
-            let at = words
-                .windows(3)
-                .position(|p| p[0] == "how" && matches!(p[1], "do" | "can" | "would" | "to"))?;
-            let skip = if words[at + 1] == "to" { 2 } else { 3 };
-            words
-                .get(at + skip..)?
+            let rest = lexicon::HOW_QUESTIONS
                 .iter()
+                .filter(|c| c.contains(' '))
+                .find_map(|c| find_ci(&lower, c).map(|at| &lower[at + c.len()..]))?;
+            rest.split(|c: char| !c.is_alphanumeric() && c != '-')
+                .filter(|w| !w.is_empty())
                 .find(|w| !lexicon::is_stop(w))
                 .map(|w| named(w).unwrap_or(w).to_owned())
         })
@@ -445,9 +444,9 @@ pub fn answered_procedure(question: &str, reply: &str) -> Option<Record> {
         })
         .or_else(|| {
             // "what's the failover procedure": the word before it.
-            let at = words
-                .iter()
-                .position(|w| matches!(*w, "procedure" | "command" | "commands"))?;
+            let at = words.iter().position(|w| {
+                lexicon::HOW_QUESTIONS.contains(w) || lexicon::COMMAND_QUESTIONS.contains(w)
+            })?;
             words[..at]
                 .iter()
                 .rev()
