@@ -1133,6 +1133,17 @@ fn a_pronoun_role_later_in_the_sentence_and_a_script_run_on_a_path() {
         !got.contains(&("qlorin".into(), NodeKind::Person)),
         "{got:?}"
     );
+    // An agent noun the word list knows is a role even when no list has it.
+    let got = kinds("Tamsin is our electrician, she quotes the rewiring.");
+    assert!(
+        got.contains(&("Tamsin".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    let got = kinds("Ledgerwise is our checklist for the cutover.");
+    assert!(
+        !got.contains(&("Ledgerwise".into(), NodeKind::Person)),
+        "{got:?}"
+    );
     let r = extract::answered_procedure(
         "how do i start the batch job again? never remember",
         "Yes: qbatch jobs/train.job configs/base.yaml. It asks for one GPU.",

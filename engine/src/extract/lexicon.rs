@@ -578,6 +578,17 @@ pub fn is_common(word: &str, min: f32) -> bool {
     is_closed_class(&lower) || zipf(&lower).is_some_and(|z| z >= min)
 }
 
+/// Whether a lowercase word names a role a person holds: a listed role
+/// noun, or an agent noun the frequency list knows by its suffix
+/// ("statistician", "dentist"), a list word ("checklist") excepted.
+pub fn is_role_noun(w: &str) -> bool {
+    ROLE_NOUNS.contains(w)
+        || (w.chars().count() >= 6
+            && w.chars().all(char::is_alphabetic)
+            && (w.ends_with("ian") || (w.ends_with("ist") && !w.ends_with("list")))
+            && zipf(w).is_some())
+}
+
 /// Whether the list knows the word at all (a known lowercase word is an
 /// ordinary English word, not a product name or a made-up identifier).
 pub fn is_known_word(word: &str) -> bool {

@@ -149,7 +149,7 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
         && !lexicon::is_closed_class(w)
         && !lexicon::is_common(w, 5.6)
         && !lexicon::GROUP_WORDS.contains(w)
-        && !lexicon::ROLE_NOUNS.contains(w)
+        && !lexicon::is_role_noun(w)
         && !lexicon::RELATION_NOUNS.contains(w)
         && !w.ends_with("one")
         && !w.ends_with("body")
@@ -472,7 +472,7 @@ pub(super) fn phrase_until_clause(ws: &[Word<'_>], from: usize, max: usize) -> S
 pub(super) fn names_role(phrase: &str) -> bool {
     phrase.to_lowercase().split_whitespace().any(|w| {
         let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
-        lexicon::ROLE_NOUNS.contains(w) || lexicon::RELATION_NOUNS.contains(w)
+        lexicon::is_role_noun(w) || lexicon::RELATION_NOUNS.contains(w)
     })
 }
 
@@ -549,7 +549,7 @@ pub(super) fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
         let l = w
             .trim_end_matches([',', '.', ';', ':', '!', '?', ')'])
             .to_lowercase();
-        lexicon::ROLE_NOUNS.contains(&l) || lexicon::RELATION_NOUNS.contains(&l)
+        lexicon::is_role_noun(&l) || lexicon::RELATION_NOUNS.contains(&l)
     };
     let mut end = words.iter().position(is_role).map(|p| p + 1)?;
     // "product manager", "release manager": the whole run of role nouns.
@@ -580,11 +580,11 @@ pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
     let prev = ws[i - 1].text.to_lowercase();
     if ws[i - 1].raw.ends_with(['.', ';', ':'])
         || (ws[i - 1].raw.ends_with(',')
-            && !(lexicon::ROLE_NOUNS.contains(&prev) || lexicon::RELATION_NOUNS.contains(&prev)))
+            && !(lexicon::is_role_noun(&prev) || lexicon::RELATION_NOUNS.contains(&prev)))
     {
         return None;
     }
-    if lexicon::ROLE_NOUNS.contains(&prev) || lexicon::RELATION_NOUNS.contains(&prev) {
+    if lexicon::is_role_noun(&prev) || lexicon::RELATION_NOUNS.contains(&prev) {
         let start = i.saturating_sub(3);
         let role: Vec<&str> = ws[start..i]
             .iter()
@@ -598,7 +598,7 @@ pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
             .map(|w| w.text.to_lowercase())
             .unwrap_or_default();
         let ok = lexicon::PRE_ROLE_DETERMINERS.contains(&det)
-            || lexicon::ROLE_NOUNS.contains(&det)
+            || lexicon::is_role_noun(&det)
             || i >= 2
                 && ws[i - 2]
                     .text
