@@ -1316,6 +1316,28 @@ fn an_event_on_a_day_is_a_fact_that_a_later_date_updates() {
     let e = extract::event("they'll land on the 9th.").map(|r| r.label);
     assert_eq!(e.as_deref(), Some("land: the 9th"));
     assert!(extract::event("The meeting on Friday went fine.").is_none());
+    // A calendar date after what happens on it, with no verb between.
+    for (s, label) in [
+        (
+            "the sample kits arrive June 29",
+            "sample kits arrive: June 29",
+        ),
+        (
+            "we got the kiln slot for July 6, 9 to 5",
+            "kiln slot: July 6",
+        ),
+        ("race day: Mar 27", "race day: Mar 27"),
+        (
+            "checked — packers booked for Thursday 22nd",
+            "packers booked: Thursday 22nd",
+        ),
+    ] {
+        let e = extract::event(s).map(|r| r.label);
+        assert_eq!(e.as_deref(), Some(label), "{s:?}");
+    }
+    // A bare ordinal is no calendar date; a pronoun names nothing.
+    assert!(extract::event("I ran the loop 5 times on the 3rd").is_none());
+    assert!(extract::event("it June 29").is_none());
     let g = session(&[
         "we travel on Friday May 3.",
         "Change of plan: we travel on Friday May 10.",

@@ -225,6 +225,11 @@ list!(
     "Adverbs that mark a value as a new reading of one already measured."
 );
 list!(
+    DATE_PREPOSITIONS,
+    "date_prepositions.txt",
+    "Prepositions between what happens and its date."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."

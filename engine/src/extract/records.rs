@@ -876,9 +876,67 @@ pub fn event(sentence: &str) -> Option<Record> {
     }
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    (0..ws.len())
-        .filter(|&i| value_token(ws[i].raw))
-        .find_map(|vi| event_at(s, &ws, &lws, vi))
+    let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
+    values
+        .iter()
+        .find_map(|&vi| event_at(s, &ws, &lws, vi))
+        .or_else(|| values.iter().find_map(|&vi| dated_at(s, &ws, &lws, vi)))
+}
+
+/// A calendar date said after what happens on it, with no verb to link
+/// them: "the new boards arrive June 29", "lab slot for July 6", "race day:
+/// Mar 27". The subject is the words right before the date (past a
+/// preposition), as said. Only a date with a month or a weekday counts.
+fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
+    let (value, k) = day_at(ws, lws, vi)?;
+    if !value.split_whitespace().any(|w| {
+        let l = w.to_lowercase();
+        lexicon::MONTHS.contains(l.trim_end_matches('.')) || lexicon::WEEKDAYS.contains(&l)
+    }) {
+        return None;
+    }
+    // Past the linking words before the date: "for", "on", "is", "now" …
+    let mut end = k;
+    while end > 0
+        && (lexicon::FACT_LINKERS.contains(lws[end - 1].as_str())
+            || lexicon::DATE_PREPOSITIONS.contains(lws[end - 1].as_str())
+            || lexicon::FACT_SKIP_WORDS.contains(lws[end - 1].as_str())
+            || lexicon::COPULAS.contains(lws[end - 1].as_str()))
+        && !ws[end - 1].raw.ends_with([',', ';', '.'])
+    {
+        end -= 1;
+    }
+    let start = phrase_start(ws, lws, end, |l| {
+        lexicon::is_stop(l)
+            || lexicon::INTERJECTIONS.contains(l)
+            || lexicon::REPORTING_VERBS.contains(l)
+            || lexicon::SUBJECT_PRONOUNS.contains(l)
+            // A dash standing alone ends a clause: "checked — packers …".
+            || (!l.is_empty() && l.chars().all(|c| matches!(c, '-' | '–' | '—')))
+    });
+    let subject: Vec<String> = ws[start..end]
+        .iter()
+        .map(|w| w.text.trim_end_matches([',', ':', ';']).to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let content = subject
+        .iter()
+        .filter(|w| {
+            w.chars().any(char::is_alphabetic)
+                && !lexicon::is_stop(w)
+                && !lexicon::is_closed_class(w)
+        })
+        .count();
+    if content == 0 || subject.iter().any(|w| value_token(w)) {
+        return None;
+    }
+    let subject = subject.join(" ");
+    Some(Record {
+        kind: NodeKind::Fact,
+        label: format!("{subject}: {value}"),
+        subject: Some(subject),
+        sentence: s.to_owned(),
+    })
 }
 
 /// Whether a fact value names a day: a month, a weekday or an ordinal.

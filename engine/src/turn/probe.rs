@@ -707,8 +707,11 @@ impl<'a> Plan<'a> {
             // a fact in force is that fact's new value, whatever the
             // sentence calls it.
             let fact = self.fact_by_echo(s, fact.as_ref()).or(fact);
-            let event =
-                extract::event(s).filter(|e| fact.as_ref().is_none_or(|f| f.label != e.label));
+            // The same value under another name is the same fact.
+            let value_of =
+                |r: &extract::Record| r.label.split_once(": ").map(|(_, v)| v.to_owned());
+            let event = extract::event(s)
+                .filter(|e| fact.as_ref().is_none_or(|f| value_of(f) != value_of(e)));
             let records = [
                 fact.clone(),
                 event,
