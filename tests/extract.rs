@@ -1278,6 +1278,14 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
             "budget: €18,000",
             "budget: €23,000",
         ),
+        (
+            &[
+                "the review is on the 12th",
+                "Ines is away then, so the 19th, not the 12th",
+            ][..],
+            "review: the 12th",
+            "review: the 19th",
+        ),
     ] {
         let g = session(prompts);
         let facts = shown(&g);

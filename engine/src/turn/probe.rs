@@ -897,9 +897,16 @@ impl<'a> Plan<'a> {
             .filter_map(|id| {
                 let n = self.node_ref(&id)?;
                 let (subject, old) = n.label.split_once(": ")?;
-                let unit = extract::value_unit(old).filter(|u| u != "date")?;
+                let unit = extract::value_unit(old)?;
                 let num = extract::value_number(old)?;
-                if !extract::names_number(s, &num) {
+                // A day is named again in full ("not the 3rd of March any
+                // more"); any other value by its number.
+                let named = if unit == "date" {
+                    s.to_lowercase().contains(&old.to_lowercase())
+                } else {
+                    extract::names_number(s, &num)
+                };
+                if !named {
                     return None;
                 }
                 // The new value: the fact the sentence states, else the
