@@ -174,9 +174,14 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
         "I use vim daily.",
         "never mind, the sensors are 8 bit so no point dithering.",
         "ok, sample every 90 seconds instead.",
+        "try again",
+        "try restarting it",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s:?}");
     }
+    // "try X" naming a thing is a choice.
+    let d = extract::decision("try zorplet b2", None).unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("zorplet b2"), "{d:?}");
 }
 
 #[test]

@@ -233,7 +233,8 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                     .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
                     // "Use weekly partitions for the events table": a topic.
                     || (cue == "use" && find_ci(rest, "for").is_some()));
-            if !at_start || !(explicit || names_thing) {
+            // "try restarting it" acts on a thing named before.
+            if !at_start || !(explicit || names_thing) || is_request(strip_clause(rest)) {
                 continue;
             }
         }
