@@ -81,6 +81,26 @@ const POINTER_FACTOR: f64 = 0.3;
 /// the matched turn's reply ends on a question (the next turn answers it).
 const FOLLOW_FACTOR: f64 = 0.9;
 
+static WHY_CUES: LazyLock<WordList> =
+    LazyLock::new(|| WordList::parse(include_str!("data/why_cues.txt")));
+
+/// Whether a question asks for a reason.
+fn asks_why(text: &str) -> bool {
+    let padded = format!(
+        " {} ",
+        text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    WHY_CUES.iter().any(|c| padded.contains(&format!(" {c} ")))
+}
+
+/// How much of a matched decision's or fact's relevance the turns it came
+/// from get when the question asks why.
+const REASON_FACTOR: f64 = 1.0;
+
 static PAST_CUES: LazyLock<WordList> =
     LazyLock::new(|| WordList::parse(include_str!("data/past_cues.txt")));
 
@@ -1107,6 +1127,44 @@ impl<'a> SearchIndex<'a> {
             }
         }
 
+        // "Why did we drop X?": the reason was said where X was decided, so
+        // the turns the best matched decisions and facts came from rank
+        // just below them.
+        if asks_why(text) {
+            let turn_of: HashMap<(&str, u32), usize> = groups
+                .iter()
+                .enumerate()
+                .map(|(gi, g)| ((g.session.as_str(), g.turn), gi))
+                .collect();
+            let mut best: Vec<(Doc, f64)> = rel
+                .iter()
+                .filter(|(d, (s, _))| {
+                    *s > 0.0
+                        && matches!(d, Doc::Node(gi, ni) if matches!(
+                            nodes[*gi][*ni].kind,
+                            NodeKind::Decision | NodeKind::Fact | NodeKind::Correction
+                        ))
+                })
+                .map(|(d, (s, _))| (*d, *s))
+                .collect();
+            best.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            best.truncate(5);
+            for (d, s) in best {
+                let Doc::Node(gi, ni) = d else { continue };
+                let n = nodes[gi][ni];
+                for e in &n.evidence {
+                    let Some(&ti) = turn_of.get(&(e.session.as_str(), e.turn)) else {
+                        continue;
+                    };
+                    let entry = rel.entry(Doc::Turn(ti)).or_insert((0.0, Vec::new()));
+                    if s * REASON_FACTOR > entry.0 {
+                        entry.0 = s * REASON_FACTOR;
+                        entry.1.push(format!("where {} was said", n.label));
+                    }
+                }
+            }
+        }
+
         // A matched turn whose reply ends on a question is answered by the
         // next turn: that turn follows it, a little below.
         let follow: Vec<(usize, f64, u32)> = {
@@ -1871,6 +1929,45 @@ mod tests {
         }
         let a = ask(eps);
         assert!(!a.text.contains("lighthouse"), "{}", a.text);
+    }
+
+    #[test]
+    fn a_why_question_brings_the_turn_a_matched_decision_came_from() {
+        let (g, mut eps) = sample();
+        eps.extend([
+            ep(
+                2,
+                Speaker::User,
+                "2026-05-03T09:00:00Z",
+                "ok, do it that way",
+            ),
+            ep(
+                2,
+                Speaker::Assistant,
+                "2026-05-03T09:00:10Z",
+                "Done: a seven-day chunk fits inside the vacuum window.",
+            ),
+        ]);
+        let ask = |q: &str| {
+            let src = Sources {
+                graphs: vec![GraphSource {
+                    name: "session".into(),
+                    graph: &g,
+                }],
+                episodes: eps.clone(),
+            };
+            search(src, q, &SearchOptions::at(t("2026-11-02T12:00:00Z")), None)
+        };
+        let a = ask("why did we use weekly partitions before?");
+        assert!(a.text.contains("vacuum window"), "{}", a.text);
+        assert!(
+            a.text.contains("where Use weekly partitions was said"),
+            "{}",
+            a.text
+        );
+        // Not asked why: the turn has no word of the question.
+        let a = ask("did we use weekly partitions before?");
+        assert!(!a.text.contains("vacuum window"), "{}", a.text);
     }
 
     #[test]
