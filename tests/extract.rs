@@ -182,6 +182,9 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
     // "try X" naming a thing is a choice.
     let d = extract::decision("try zorplet b2", None).unwrap_or_else(|| panic!("none"));
     assert_eq!(d.chosen.as_deref(), Some("zorplet b2"), "{d:?}");
+    // A pronoun after "for" is the topic's, not the choice's.
+    let d = extract::decision("Use zorp-cron for it.", None).unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("zorp-cron"), "{d:?}");
 }
 
 #[test]

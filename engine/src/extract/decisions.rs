@@ -233,8 +233,13 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                     .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
                     // "Use weekly partitions for the events table": a topic.
                     || (cue == "use" && find_ci(rest, "for").is_some()));
-            // "try restarting it" acts on a thing named before.
-            if !at_start || !(explicit || names_thing) || is_request(strip_clause(rest)) {
+            // "try restarting it" acts on a thing named before ("use X
+            // for it" names X).
+            let acts_on_pronoun = {
+                let c = strip_clause(rest);
+                c.split_whitespace().count() <= 3 && find_ci(c, "for").is_none() && is_request(c)
+            };
+            if !at_start || !(explicit || names_thing) || acts_on_pronoun {
                 continue;
             }
         }
