@@ -346,6 +346,14 @@ fn acceptance_takes_the_proposal_before_it() {
     )
     .unwrap_or_else(|| panic!("no proposal"));
     assert_eq!(d.chosen.as_deref(), Some("Brokk"));
+    // "I'd suggest replacing X with Y" proposes Y in place of X.
+    let d = extract::accepted_proposal(
+        "Plotwise is 180 KB. I'd suggest replacing Plotwise with Linechartr, it's 40 KB.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("no proposal"));
+    assert_eq!(d.chosen.as_deref(), Some("Linechartr"));
+    assert_eq!(d.replaced.as_deref(), Some("Plotwise"));
 }
 
 #[test]

@@ -836,6 +836,8 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
             format!("let's switch to {r}")
         } else if let Some(r) = strip_prefix_ci(rest, "going with ") {
             format!("let's go with {r}")
+        } else if let Some(r) = strip_prefix_ci(rest, "replacing ") {
+            format!("replace {r}")
         } else if let Some(r) =
             strip_prefix_ci(rest, "adding ").or_else(|| strip_prefix_ci(rest, "add "))
         {
