@@ -182,6 +182,11 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
     // "try X" naming a thing is a choice.
     let d = extract::decision("try zorplet b2", None).unwrap_or_else(|| panic!("none"));
     assert_eq!(d.chosen.as_deref(), Some("zorplet b2"), "{d:?}");
+    // "let's use that" takes the thing the clause before it named.
+    let d = extract::decision("the Zorpo clock is cheaper, let's use that", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("Zorpo"), "{d:?}");
+    assert!(extract::decision("ok, let's use that", None).is_none());
     // A pronoun after "for" is the topic's, not the choice's.
     let d = extract::decision("Use zorp-cron for it.", None).unwrap_or_else(|| panic!("none"));
     assert_eq!(d.chosen.as_deref(), Some("zorp-cron"), "{d:?}");

@@ -310,6 +310,19 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         {
             choice = choice[..p].trim().to_owned();
         }
+        // "the RC clock is cheaper, let's use that": the pronoun stands for
+        // the thing the clause before it named.
+        if !choice.is_empty()
+            && choice
+                .split_whitespace()
+                .all(|w| lexicon::OBJECT_PRONOUNS.contains(&w.to_lowercase()))
+            && let Some(m) = mentions(&trimmed[..at], root)
+                .into_iter()
+                .rev()
+                .find(|m| m.strong && !matches!(m.kind, NodeKind::Person | NodeKind::File))
+        {
+            choice = m.label;
+        }
         if choice.is_empty() || is_non_choice(&choice) {
             return None;
         }
