@@ -556,6 +556,27 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
 }
 
 #[test]
+fn going_back_to_what_we_had_returns_to_the_choice_replaced_last() {
+    let g = session(&[
+        "Let's use Zephyrq for data fetching.",
+        "Switch data fetching to Brokk, we need caching.",
+        "ugh, that was a mistake, let's go back to what we had.",
+    ]);
+    let live = in_force(&g);
+    assert!(
+        live.iter().any(|l| l.starts_with("Use Zephyrq")),
+        "{live:?}"
+    );
+    assert!(!live.iter().any(|l| l.starts_with("Use Brokk")), "{live:?}");
+    // Nothing was replaced yet: nothing to go back to.
+    let g = session(&[
+        "Let's use Zephyrq for data fetching.",
+        "let's go back to what we had.",
+    ]);
+    assert_eq!(in_force(&g).len(), 1, "{:?}", in_force(&g));
+}
+
+#[test]
 fn going_back_puts_the_first_choice_in_force_again() {
     let g = session(&[
         "Let's go with Zephyrq for the queue.",

@@ -591,6 +591,19 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         }
         let rest = sentence[at + cue.len()..].trim();
         let choice = truncate_words(strip_clause(rest), 6);
+        // "go back to what we had": the choice before the one in force,
+        // which the probe knows.
+        if lexicon::PREVIOUS_REFS.contains(&trim_fillers(&choice).to_lowercase()) {
+            return Some(finish_decision(
+                format!("Use {EARLIER_CHOICE}"),
+                Some(EARLIER_CHOICE.to_owned()),
+                None,
+                "",
+                "",
+                DecisionMove::Return,
+                sentence,
+            ));
+        }
         if choice.is_empty() || is_non_choice(&choice) {
             continue;
         }

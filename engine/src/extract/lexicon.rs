@@ -230,6 +230,11 @@ list!(
     "Prepositions between what happens and its date."
 );
 list!(
+    PREVIOUS_REFS,
+    "previous_refs.txt",
+    "Phrases that stand for the choice made before the one in force."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."

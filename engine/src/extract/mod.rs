@@ -72,6 +72,10 @@ pub struct Decision {
 /// What `replaced` holds when the user drops "that": the choice made last.
 pub const PREVIOUS_CHOICE: &str = "(the previous choice)";
 
+/// What `chosen` holds for a return to "what we had": the choice made
+/// before the one in force.
+pub const EARLIER_CHOICE: &str = "(the choice before this one)";
+
 /// What `replaced` holds for a switch that names nothing it replaces: the
 /// choice in force whose name or topic the turn mentions, if one does.
 pub const PREVIOUS_NAMED: &str = "(the choice the turn names)";

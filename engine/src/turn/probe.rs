@@ -1338,6 +1338,18 @@ impl<'a> Plan<'a> {
         };
         // "back to the first venue": the thing of that kind the session
         // named first.
+        // "go back to what we had": the choice made before the one in
+        // force; nothing when none was replaced.
+        if chosen_name == extract::EARLIER_CHOICE {
+            let Some(label) = self.earlier_choice() else {
+                return;
+            };
+            let mut r = d.clone();
+            r.label = format!("Use {label}");
+            r.topic = extract::content_words(&label);
+            r.chosen = Some(label);
+            return self.decision(&r);
+        }
         let resolved;
         let d = match self.ordinal_referent(&chosen_name) {
             Some(label) => {
@@ -1636,6 +1648,22 @@ impl<'a> Plan<'a> {
         for o in old {
             self.supersede(&did, &o);
         }
+    }
+
+    /// What the newest replaced decision chose (not a drop): the choice
+    /// before the one in force.
+    fn earlier_choice(&self) -> Option<String> {
+        let replaced = self
+            .ids_of_kind(NodeKind::Decision)
+            .into_iter()
+            .filter(|id| self.is_superseded(id))
+            .filter(|id| {
+                self.node_ref(id)
+                    .is_some_and(|n| !n.label.starts_with("Drop "))
+            });
+        let id = self.newest(replaced)?;
+        self.choice_of(&id)
+            .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()))
     }
 
     /// The label of the thing an ordinal phrase names ("first venue": the
