@@ -568,6 +568,17 @@ fn going_back_to_what_we_had_returns_to_the_choice_replaced_last() {
         "{live:?}"
     );
     assert!(!live.iter().any(|l| l.starts_with("Use Brokk")), "{live:?}");
+    // "Y from now on" after a drop: Y, its label read as a choice.
+    let g = session(&[
+        "we use Zephyrq for the queue",
+        "no more Zephyrq, Brokk from now on",
+    ]);
+    assert_eq!(
+        in_force(&g),
+        vec!["Use Brokk instead of Zephyrq".to_owned()],
+        "{:?}",
+        in_force(&g)
+    );
     // Nothing was replaced yet: nothing to go back to.
     let g = session(&[
         "Let's use Zephyrq for data fetching.",

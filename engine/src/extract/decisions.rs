@@ -708,7 +708,14 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                     m.kind == want && normalize_name(&m.label) != normalize_name(&dropped)
                 })?;
                 let clause = trim_fillers(&truncate_words(strip_clause(after), 10));
-                Some((m.label.clone(), cap_first(&clause)))
+                // A clause that is only the thing ("Y from now on") has no
+                // verb of its own.
+                let label = if normalize_name(&clause) == normalize_name(&m.label) {
+                    format!("Use {clause}")
+                } else {
+                    cap_first(&clause)
+                };
+                Some((m.label.clone(), label))
             });
         return Some(match replacement {
             Some((chosen, label)) => finish_decision(
