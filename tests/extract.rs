@@ -182,6 +182,16 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
     // "try X" naming a thing is a choice.
     let d = extract::decision("try zorplet b2", None).unwrap_or_else(|| panic!("none"));
     assert_eq!(d.chosen.as_deref(), Some("zorplet b2"), "{d:?}");
+    // "X it is" reads only its own clause.
+    for (s, chosen) in [
+        ("ok, Quillo it is", "Quillo"),
+        ("they shipped the cursors, so Zorp cursors it is", "Zorp"),
+    ] {
+        let d = extract::decision(s, None).unwrap_or_else(|| panic!("none: {s}"));
+        assert!(!d.label.contains(','), "{}", d.label);
+        assert_eq!(d.chosen.as_deref(), Some(chosen), "{d:?}");
+    }
+    assert!(extract::decision("it is what it is", None).is_none());
     // "let's use that" takes the thing the clause before it named.
     let d = extract::decision("the Zorpo clock is cheaper, let's use that", None)
         .unwrap_or_else(|| panic!("none"));

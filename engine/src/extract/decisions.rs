@@ -373,6 +373,13 @@ fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
         .unwrap_or(s)
         .trim_end_matches(',');
     let x = strip_suffix_ci(s, " it is")?.trim();
+    // Only its own clause: "ok, X it is", "they shipped it, so X it is".
+    let x = x.rsplit([',', ';', ':']).next().unwrap_or(x).trim();
+    let x = lexicon::CLAUSE_CONNECTIVES
+        .iter()
+        .find_map(|c| strip_prefix_ci(x, &format!("{c} ")))
+        .unwrap_or(x)
+        .trim();
     let n = x.split_whitespace().count();
     let first = x.split_whitespace().next()?.to_lowercase();
     if !(1..=4).contains(&n) || lexicon::is_stop(&first) || lexicon::is_closed_class(&first) {
