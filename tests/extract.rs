@@ -275,6 +275,16 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(extract::value_unit("2.8.0"), None);
     let f = extract::fact("Freeze is Friday 14:00–18:00 UTC.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "freeze: Friday 14:00–18:00");
+    // A measure before its noun, after a determiner, is that noun's value;
+    // a year or a count is not.
+    let f = extract::fact("Keeping the 500ms poll interval.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "poll interval: 500ms");
+    let f = extract::fact("we went with a 3-day lookback on every run")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "lookback: 3-day");
+    assert!(extract::fact("the split from the 2025 paper").is_none());
+    assert!(extract::fact("a 1970s semi with a garden").is_none());
+    assert!(extract::fact("I have a 1pm call with the bank").is_none());
     // Who reports a value is no part of its subject.
     let f = extract::fact("Legal says retention is 30 days.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "retention: 30 days");

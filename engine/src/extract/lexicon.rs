@@ -235,6 +235,11 @@ list!(
     "Phrases that stand for the choice made before the one in force."
 );
 list!(
+    DETERMINERS,
+    "determiners.txt",
+    "Determiners: the words that open a noun phrase."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."

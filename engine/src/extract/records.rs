@@ -351,6 +351,50 @@ pub fn described_procedure(sentence: &str) -> Option<Record> {
     })
 }
 
+/// The noun a value stands before as its modifier, after a determiner:
+/// "keeping the 500ms poll interval" → "poll interval", "a 3-day lookback"
+/// → "lookback". One to three plain words, up to a function word or a
+/// clause's end.
+fn attributive_subject(
+    ws: &[super::Word<'_>],
+    lws: &[String],
+    vi: usize,
+    value: &str,
+) -> Option<String> {
+    let determined = value.starts_with("the ")
+        || vi
+            .checked_sub(1)
+            .is_some_and(|p| lexicon::DETERMINERS.contains(lws[p].as_str()));
+    // A measure ("500ms", "3-day", "12 GB"), not a day, a year or a count.
+    // A clock time ("a 1pm call", "the 14:00 slot") is when, not how much.
+    let bare = value.strip_prefix("the ").unwrap_or(value);
+    let measured = !bare.contains(':')
+        && value_unit(bare).is_some_and(|u| !matches!(u.as_str(), "date" | "am" | "pm"));
+    if !determined || !measured || ws[vi].raw.ends_with([',', '.', ';', ':', '!', '?']) {
+        return None;
+    }
+    let mut k = vi + value.split_whitespace().filter(|w| *w != "the").count();
+    let mut out: Vec<&str> = Vec::new();
+    while let Some(w) = ws.get(k)
+        && out.len() < 3
+    {
+        let l = lws[k].as_str();
+        if !l.chars().all(|c| c.is_alphabetic() || c == '-')
+            || lexicon::is_stop(l)
+            || lexicon::is_closed_class(l)
+            || lexicon::UNIT_WORDS.contains(l)
+        {
+            break;
+        }
+        out.push(l);
+        if w.raw.ends_with([',', '.', ';', ':', '!', '?']) {
+            break;
+        }
+        k += 1;
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
 /// The verb of "to <verb>" outside the command ("to flash the board, run
 /// …" → "flash").
 fn task_after_to(lower: &str, cmd: &str) -> Option<String> {
@@ -622,6 +666,8 @@ pub fn value_unit(value: &str) -> Option<String> {
         && !glued.is_empty()
         && (glued == "%" || glued.chars().all(char::is_alphabetic))
         && !["st", "nd", "rd", "th"].contains(&glued)
+        // "the 1970s" is a decade.
+        && !(glued == "s" && digits.len() == 4)
     {
         return Some(glued.to_owned());
     }
@@ -1212,6 +1258,10 @@ fn fact_at(
         && let Some(f) = for_subject()
     {
         subject = f;
+    } else if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
+        && let Some(noun) = attributive_subject(ws, lws, vi, &value)
+    {
+        subject = noun;
     } else if subject.is_empty() || (!has_head(&subject) && !plain_subject) {
         // A head noun elsewhere in the clause: before the value ("the demo
         // is on the 14th") or right after it ("a flat 30 second delay").
@@ -1231,6 +1281,11 @@ fn fact_at(
     if subject.is_empty() || subject.chars().count() > 60 {
         return None;
     }
+    // "the 500ms" is 500ms; "the 12th" stays a day.
+    let value = match value.strip_prefix("the ") {
+        Some(v) if !is_dated(&value) => v.to_owned(),
+        _ => value,
+    };
     Some(Record {
         kind: NodeKind::Fact,
         label: format!("{subject}: {value}"),
