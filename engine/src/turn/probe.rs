@@ -1336,8 +1336,6 @@ impl<'a> Plan<'a> {
         let Some(mut chosen_name) = d.chosen.clone() else {
             return;
         };
-        // "back to the first venue": the thing of that kind the session
-        // named first.
         // "go back to what we had": the choice made before the one in
         // force; nothing when none was replaced.
         if chosen_name == extract::EARLIER_CHOICE {
@@ -1350,6 +1348,8 @@ impl<'a> Plan<'a> {
             r.chosen = Some(label);
             return self.decision(&r);
         }
+        // "back to the first venue": the thing of that kind the session
+        // named first.
         let resolved;
         let d = match self.ordinal_referent(&chosen_name) {
             Some(label) => {
