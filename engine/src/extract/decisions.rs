@@ -205,8 +205,8 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | ';' | ':' | '!')))
                 .find(|w| !lexicon::is_stop(&w.to_lowercase()))
                 .unwrap_or("");
-            // A word the frequency list does not know ("we use pnpm") is a
-            // name written in lowercase; what one person uses ("I use vim
+            // A word the frequency list does not know ("we use zorpm") is a
+            // name written in lowercase; what one person uses ("I use Quillpad
             // daily") is a habit, not the team's choice.
             let personal = head
                 .split_whitespace()
@@ -310,7 +310,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         {
             choice = choice[..p].trim().to_owned();
         }
-        // "the RC clock is cheaper, let's use that": the pronoun stands for
+        // "the Zorpo clock is cheaper, let's use that": the pronoun stands for
         // the thing the clause before it named.
         if !choice.is_empty()
             && choice
@@ -975,7 +975,7 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
     {
         return None;
     }
-    // "Please quarantine it": the offered action itself is the choice.
+    // "Please archive it": the offered action itself is the choice.
     if is_request(s) {
         let action = s
             .split_whitespace()
@@ -1002,7 +1002,7 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
 }
 
 /// Whether a phrase asks for an action on a thing named before ("please
-/// quarantine it", "resize it"): it chooses nothing.
+/// archive it", "resize it"): it chooses nothing.
 fn is_request(phrase: &str) -> bool {
     let lower: Vec<String> = phrase
         .split_whitespace()

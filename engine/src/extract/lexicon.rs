@@ -595,7 +595,7 @@ pub fn is_common(word: &str, min: f32) -> bool {
 
 /// Whether a lowercase word names a role a person holds: a listed role
 /// noun, or an agent noun the frequency list knows by its suffix
-/// ("statistician", "dentist"), a list word ("checklist") excepted.
+/// ("librarian", "dentist"), a list word ("checklist") excepted.
 pub fn is_role_noun(w: &str) -> bool {
     ROLE_NOUNS.contains(w)
         || (w.chars().count() >= 6

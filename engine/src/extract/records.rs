@@ -352,8 +352,8 @@ pub fn described_procedure(sentence: &str) -> Option<Record> {
 }
 
 /// The noun a value stands before as its modifier, after a determiner:
-/// "keeping the 500ms poll interval" → "poll interval", "a 3-day lookback"
-/// → "lookback". One to three plain words, up to a function word or a
+/// "keeping the 750ms flush interval" → "poll interval", "a 5-day window"
+/// → "window". One to three plain words, up to a function word or a
 /// clause's end.
 fn attributive_subject(
     ws: &[super::Word<'_>],
@@ -365,7 +365,7 @@ fn attributive_subject(
         || vi
             .checked_sub(1)
             .is_some_and(|p| lexicon::DETERMINERS.contains(lws[p].as_str()));
-    // A measure ("500ms", "3-day", "12 GB"), not a day, a year or a count.
+    // A measure ("750ms", "5-day", "9 GB"), not a day, a year or a count.
     // A clock time ("a 1pm call", "the 14:00 slot") is when, not how much.
     let bare = value.strip_prefix("the ").unwrap_or(value);
     let measured = !bare.contains(':')
@@ -410,7 +410,7 @@ fn task_after_to(lower: &str, cmd: &str) -> Option<String> {
 }
 
 /// What a command does by its own words: the subcommand after the program
-/// ("make preview" → "preview", "tool render report/a.qmd" → "render").
+/// ("make docs-serve" → "docs-serve", "tool render report/a.qmd" → "render").
 fn command_task(cmd: &str) -> Option<String> {
     cmd.split_whitespace()
         .skip(1)
@@ -655,7 +655,7 @@ pub fn value_unit(value: &str) -> Option<String> {
     if let Some(c) = first.chars().next().filter(|c| !c.is_alphanumeric()) {
         return Some(c.to_string());
     }
-    // A unit glued on after the number: "27.4%", "16px", "2.5ms" (not an
+    // A unit glued on after the number: "41.2%", "16px", "2.5ms" (not an
     // ordinal: "14th").
     let digits = first.trim_end_matches(|c: char| !c.is_ascii_digit());
     let glued = &first[digits.len()..];
@@ -694,7 +694,7 @@ pub fn says_update(sentence: &str) -> bool {
         .any(|w| lexicon::UPDATE_ADVERBS.contains(&w.to_lowercase()))
 }
 
-/// Every value with a unit in a sentence, in order ("27.4%", "74 min").
+/// Every value with a unit in a sentence, in order ("41.2%", "63 min").
 pub fn measures(sentence: &str) -> Vec<String> {
     let ws = words(sentence);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
@@ -705,7 +705,7 @@ pub fn measures(sentence: &str) -> Vec<String> {
         .collect()
 }
 
-/// The number a value starts with ("18,000" of "€18,000", "38" of "38%").
+/// The number a value starts with ("14,000" of "€14,000", "47" of "47%").
 pub fn value_number(value: &str) -> Option<String> {
     let t = value
         .split_whitespace()
@@ -720,7 +720,7 @@ pub fn value_number(value: &str) -> Option<String> {
 }
 
 /// Whether a sentence names the number `n` as a word of its own ("the 250
-/// was too generous", "not 38%").
+/// was too generous", "not 47%").
 pub fn names_number(sentence: &str, n: &str) -> bool {
     sentence
         .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '"' | '/'))
@@ -930,8 +930,8 @@ pub fn event(sentence: &str) -> Option<Record> {
 }
 
 /// A calendar date said after what happens on it, with no verb to link
-/// them: "the new boards arrive June 29", "lab slot for July 6", "race day:
-/// Mar 27". The subject is the words right before the date (past a
+/// them: "the new boards arrive August 14", "lab slot for September 3",
+/// "race day: Oct 12". The subject is the words right before the date (past a
 /// preposition), as said. Only a date with a month or a weekday counts.
 fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
     let (value, k) = day_at(ws, lws, vi)?;
@@ -1281,7 +1281,7 @@ fn fact_at(
     if subject.is_empty() || subject.chars().count() > 60 {
         return None;
     }
-    // "the 500ms" is 500ms; "the 12th" stays a day.
+    // "the 750ms" is 750ms; "the 9th" stays a day.
     let value = match value.strip_prefix("the ") {
         Some(v) if !is_dated(&value) => v.to_owned(),
         _ => value,

@@ -1977,7 +1977,7 @@ mod tests {
             9,
             Speaker::User,
             "2026-05-06T09:00:00Z",
-            "drop lr to 3e-4, the loss curve is too noisy",
+            "bump lr to 7e-5, the loss curve is too noisy",
         ));
         let src = Sources {
             graphs: vec![GraphSource {
@@ -1992,7 +1992,7 @@ mod tests {
             &SearchOptions::at(t("2026-11-02T12:00:00Z")),
             None,
         );
-        assert!(a.text.contains("3e-4"), "{}", a.text);
+        assert!(a.text.contains("7e-5"), "{}", a.text);
         assert!(a.text.contains("matched lr (learning rate)"), "{}", a.text);
     }
 

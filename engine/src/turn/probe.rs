@@ -703,7 +703,7 @@ impl<'a> Plan<'a> {
                 self.decision(&d);
             }
             let fact = extract::fact(s);
-            // "peaked at 27.4%, not 38%": a value said beside an old one of
+            // "peaked at 41.2%, not 47%": a value said beside an old one of
             // a fact in force is that fact's new value, whatever the
             // sentence calls it.
             let fact = self.fact_by_echo(s, fact.as_ref()).or(fact);
@@ -939,7 +939,7 @@ impl<'a> Plan<'a> {
         let (value, unit) = match extract::bare_quantity(s) {
             Some((value, unit)) => (value, unit),
             // "my knee hurts, drop to 3 a week": a changed value anywhere.
-            // "chipping in 5k, so it's €23,000 now": the first value whose
+            // "chipping in 5k, so it's €17,500 now": the first value whose
             // unit one fact in force has.
             None if extract::says_change(s) || extract::says_update(s) => {
                 extract::measures(s).into_iter().find_map(|v| {

@@ -124,7 +124,7 @@ fn label_with_history(g: &Graph, n: &Node) -> String {
     }
     // A drop is a step, not a choice: "(was: X)" names what it dropped.
     let mut was: Vec<String> = Vec::new();
-    // A value's history, newest first: "4.9 µA (was: 8.6 µA; 6.8 µA)", the
+    // A value's history, newest first: "5.2 µA (was: 9.1 µA; 7.3 µA)", the
     // subject said once.
     if n.kind == NodeKind::Fact {
         let subject = n.label.split_once(": ").map(|(s, _)| s);
