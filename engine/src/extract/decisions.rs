@@ -451,17 +451,22 @@ fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     ))
 }
 
-/// Whether the words before a bare "use"/"go with" are a short lead ending in
-/// the speaker's team or self as subject: "we go with X", "for the docs we
-/// use X", "so I pick X".
-fn subject_led(head: &str) -> bool {
-    let words: Vec<String> = head
+/// The words of a phrase, lowercase, without the punctuation around them.
+fn bare_words(phrase: &str) -> Vec<String> {
+    phrase
         .split_whitespace()
         .map(|w| {
             w.trim_matches(|c: char| !c.is_alphanumeric())
                 .to_lowercase()
         })
-        .collect();
+        .collect()
+}
+
+/// Whether the words before a bare "use"/"go with" are a short lead ending in
+/// the speaker's team or self as subject: "we go with X", "for the docs we
+/// use X", "so I pick X".
+fn subject_led(head: &str) -> bool {
+    let words = bare_words(head);
     words.len() <= 4
         && words
             .last()
@@ -1004,13 +1009,7 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
 /// Whether a phrase asks for an action on a thing named before ("please
 /// archive it", "resize it"): it chooses nothing.
 fn is_request(phrase: &str) -> bool {
-    let lower: Vec<String> = phrase
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .collect();
+    let lower = bare_words(phrase);
     lower
         .first()
         .is_some_and(|w| lexicon::INTERJECTIONS.contains(w))

@@ -478,7 +478,7 @@ list!(
 list!(
     ROLE_VERBS,
     "role_verbs.txt",
-    "Linking verbs after a name that a role follows."
+    "Verbs that join a name to the role after it."
 );
 list!(
     ROLE_VERB_FILLERS,

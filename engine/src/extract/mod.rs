@@ -113,6 +113,18 @@ pub struct Record {
     pub sentence: String,
 }
 
+impl Record {
+    /// A fact: "`subject`: `value`", about `subject`, said in `sentence`.
+    pub fn fact(subject: &str, value: &str, sentence: &str) -> Record {
+        Record {
+            kind: NodeKind::Fact,
+            label: format!("{subject}: {value}"),
+            subject: Some(subject.to_owned()),
+            sentence: sentence.trim().to_owned(),
+        }
+    }
+}
+
 /// Splits text into sentences, dropping fenced code blocks.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();

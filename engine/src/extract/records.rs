@@ -680,18 +680,21 @@ pub fn value_unit(value: &str) -> Option<String> {
 /// Whether a sentence says a value changes: a change verb ("drop the
 /// price to …", "moved to …") or an update cue ("… instead", "actually").
 pub fn says_change(sentence: &str) -> bool {
+    has_word_of(sentence, &[&lexicon::CHANGE_VERBS, &lexicon::UPDATE_CUES])
+}
+
+/// Whether a word of the sentence (lowercased) is in one of `lists`.
+fn has_word_of(sentence: &str, lists: &[&lexicon::WordList]) -> bool {
     sentence
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .map(str::to_lowercase)
-        .any(|w| lexicon::CHANGE_VERBS.contains(&w) || lexicon::UPDATE_CUES.contains(&w))
+        .any(|w| lists.iter().any(|l| l.contains(&w)))
 }
 
 /// Whether a sentence marks its value as a new reading ("it's 12 cm
 /// now", "measured again").
 pub fn says_update(sentence: &str) -> bool {
-    sentence
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .any(|w| lexicon::UPDATE_ADVERBS.contains(&w.to_lowercase()))
+    has_word_of(sentence, &[&lexicon::UPDATE_ADVERBS])
 }
 
 /// Every value with a unit in a sentence, in order ("41.2%", "63 min").
@@ -726,17 +729,6 @@ pub fn names_number(sentence: &str, n: &str) -> bool {
         .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '"' | '/'))
         .filter_map(value_number)
         .any(|w| w == n)
-}
-
-/// The first value with a unit in a sentence ("drop to 3 runs a week"):
-/// the value as said.
-pub fn first_measure(sentence: &str) -> Option<String> {
-    let ws = words(sentence);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    (0..ws.len())
-        .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
-        .map(|i| fact_value(&ws, &lws, i))
-        .find(|v| value_unit(v).is_some())
 }
 
 /// Where the phrase of at most four words that ends at word `end` starts:
@@ -824,12 +816,7 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     if subject.chars().count() > 60 || subject.split_whitespace().all(lexicon::is_closed_class) {
         return None;
     }
-    let record = |v: &str| Record {
-        kind: NodeKind::Fact,
-        label: format!("{subject}: {v}"),
-        subject: Some(subject.clone()),
-        sentence: s.to_owned(),
-    };
+    let record = |v: &str| Record::fact(&subject, v, s);
     Some((record(&new_value), record(&old_value)))
 }
 
@@ -901,12 +888,7 @@ pub fn fact(sentence: &str) -> Option<Record> {
         && let Some(subject) = r.subject
     {
         let value = fact_value(&ws, &lws, then);
-        return Some(Record {
-            kind: NodeKind::Fact,
-            label: format!("{subject}: {value}"),
-            subject: Some(subject),
-            sentence: s.to_owned(),
-        });
+        return Some(Record::fact(&subject, &value, s));
     }
     fact_at(s, &ws, &lws, first, false)
         .or_else(|| values.iter().find_map(|&vi| deadline_at(s, &ws, &lws, vi)))
@@ -930,8 +912,8 @@ pub fn event(sentence: &str) -> Option<Record> {
 }
 
 /// A calendar date said after what happens on it, with no verb to link
-/// them: "the new boards arrive August 14", "lab slot for September 3",
-/// "race day: Oct 12". The subject is the words right before the date (past a
+/// them: "the new boards arrive <date>", "lab slot for <date>", "race day:
+/// <date>". The subject is the words right before the date (past a
 /// preposition), as said. Only a date with a month or a weekday counts.
 fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
     let (value, k) = day_at(ws, lws, vi)?;
@@ -977,12 +959,7 @@ fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
         return None;
     }
     let subject = subject.join(" ");
-    Some(Record {
-        kind: NodeKind::Fact,
-        label: format!("{subject}: {value}"),
-        subject: Some(subject),
-        sentence: s.to_owned(),
-    })
+    Some(Record::fact(&subject, &value, s))
 }
 
 /// Whether a fact value names a day: a month, a weekday or an ordinal.
@@ -1062,12 +1039,7 @@ fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
     } else {
         value
     };
-    Some(Record {
-        kind: NodeKind::Fact,
-        label: format!("{event}: {value}"),
-        subject: Some(event.to_owned()),
-        sentence: s.to_owned(),
-    })
+    Some(Record::fact(event, &value, s))
 }
 
 /// A date after a deadline word ("by the 9th", "latest on 3 May"),
@@ -1103,12 +1075,7 @@ fn deadline_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Op
     } else {
         format!("{} deadline", object.join(" "))
     };
-    Some(Record {
-        kind: NodeKind::Fact,
-        label: format!("{subject}: {value}"),
-        subject: Some(subject),
-        sentence: s.to_owned(),
-    })
+    Some(Record::fact(&subject, &value, s))
 }
 
 /// The fact with its value at word `vi`, when a subject is found for it.
@@ -1286,10 +1253,5 @@ fn fact_at(
         Some(v) if !is_dated(&value) => v.to_owned(),
         _ => value,
     };
-    Some(Record {
-        kind: NodeKind::Fact,
-        label: format!("{subject}: {value}"),
-        subject: Some(subject),
-        sentence: s.to_owned(),
-    })
+    Some(Record::fact(&subject, &value, s))
 }

@@ -59,12 +59,7 @@ static KIND_CUES: LazyLock<Vec<(NodeKind, String)>> = LazyLock::new(|| {
 
 /// The node kinds a question asks for (from its wording).
 fn kinds_asked(text: &str) -> Vec<NodeKind> {
-    let words: Vec<String> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let padded = format!(" {} ", words.join(" "));
+    let padded = padded_words(text);
     let mut out: Vec<NodeKind> = Vec::new();
     for (k, phrase) in KIND_CUES.iter() {
         if padded.contains(phrase.as_str()) && !out.contains(k) {
@@ -72,6 +67,17 @@ fn kinds_asked(text: &str) -> Vec<NodeKind> {
         }
     }
     out
+}
+
+/// A question's words, lowercase, one space between and around them, so a
+/// cue phrase matches as `" {cue} "`.
+fn padded_words(text: &str) -> String {
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    format!(" {} ", words.join(" "))
 }
 
 /// How much a file or identifier node's match counts.
@@ -86,14 +92,7 @@ static WHY_CUES: LazyLock<WordList> =
 
 /// Whether a question asks for a reason.
 fn asks_why(text: &str) -> bool {
-    let padded = format!(
-        " {} ",
-        text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    let padded = padded_words(text);
     WHY_CUES.iter().any(|c| padded.contains(&format!(" {c} ")))
 }
 
@@ -1043,16 +1042,7 @@ impl<'a> SearchIndex<'a> {
         }
 
         // Neighbours of the best matched nodes, at a decayed score.
-        let seeds: Vec<(Doc, f64)> = {
-            let mut v: Vec<(Doc, f64)> = rel
-                .iter()
-                .filter(|(d, _)| matches!(d, Doc::Node(..)))
-                .map(|(d, (s, _))| (*d, *s))
-                .collect();
-            v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            v.truncate(8);
-            v
-        };
+        let seeds = best_nodes(&rel, 8, |_| true);
         for (doc, s) in seeds {
             let Doc::Node(gi, ni) = doc else { continue };
             let graph = sources[gi].graph;
@@ -1136,20 +1126,13 @@ impl<'a> SearchIndex<'a> {
                 .enumerate()
                 .map(|(gi, g)| ((g.session.as_str(), g.turn), gi))
                 .collect();
-            let mut best: Vec<(Doc, f64)> = rel
-                .iter()
-                .filter(|(d, (s, _))| {
-                    *s > 0.0
-                        && matches!(d, Doc::Node(gi, ni) if matches!(
-                            nodes[*gi][*ni].kind,
-                            NodeKind::Decision | NodeKind::Fact | NodeKind::Correction
-                        ))
-                })
-                .map(|(d, (s, _))| (*d, *s))
-                .collect();
-            best.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            best.truncate(5);
-            for (d, s) in best {
+            let best = best_nodes(&rel, 5, |(gi, ni)| {
+                matches!(
+                    nodes[gi][ni].kind,
+                    NodeKind::Decision | NodeKind::Fact | NodeKind::Correction
+                )
+            });
+            for (d, s) in best.into_iter().filter(|(_, s)| *s > 0.0) {
                 let Doc::Node(gi, ni) = d else { continue };
                 let n = nodes[gi][ni];
                 for e in &n.evidence {
@@ -1411,6 +1394,23 @@ pub fn close_nodes(
         .filter(|(_, s)| *s >= threshold)
         .map(|(id, _)| (0, id))
         .collect()
+}
+
+/// The `n` node documents of `rel` that `keep` accepts, best first (ties
+/// in document order).
+fn best_nodes(
+    rel: &BTreeMap<Doc, (f64, Vec<String>)>,
+    n: usize,
+    keep: impl Fn((usize, usize)) -> bool,
+) -> Vec<(Doc, f64)> {
+    let mut v: Vec<(Doc, f64)> = rel
+        .iter()
+        .filter(|(d, _)| matches!(d, Doc::Node(gi, ni) if keep((*gi, *ni))))
+        .map(|(d, (s, _))| (*d, *s))
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(n);
+    v
 }
 
 /// Searches `sources` for `text` once (builds a [`SearchIndex`] and asks).

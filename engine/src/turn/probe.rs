@@ -925,12 +925,7 @@ impl<'a> Plan<'a> {
         if fits.next().is_some() {
             return None;
         }
-        Some(extract::Record {
-            kind: NodeKind::Fact,
-            label: format!("{subject}: {value}"),
-            subject: Some(subject),
-            sentence: s.trim().to_owned(),
-        })
+        Some(extract::Record::fact(&subject, &value, s))
     }
 
     /// The fact a subjectless quantity updates: the one fact in force whose
@@ -956,12 +951,7 @@ impl<'a> Plan<'a> {
         if hits.next().is_some() || old == value.to_lowercase() {
             return None;
         }
-        Some(extract::Record {
-            kind: NodeKind::Fact,
-            label: format!("{subject}: {value}"),
-            subject: Some(subject),
-            sentence: s.trim().to_owned(),
-        })
+        Some(extract::Record::fact(&subject, &value, s))
     }
 
     fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {
