@@ -1446,3 +1446,102 @@ fn a_month_that_is_a_name_is_a_person_with_a_cue() {
         );
     }
 }
+
+#[test]
+fn measured_values_shorter_names_and_pronouns_update_their_fact() {
+    words();
+    // (first prompt, second prompt, the fact in force after, the value it replaced)
+    let cases = [
+        // A verb of measuring links its subject.
+        (
+            "the nightly import took 95 ms",
+            "re-measured: 72 ms",
+            "nightly import: 72 ms",
+            "95 ms",
+        ),
+        (
+            "the outage lasted 40 minutes",
+            "correction: it was 52 minutes",
+            "outage: 52 minutes",
+            "40 minutes",
+        ),
+        // The verb before a particle is no part of the subject.
+        (
+            "the deposit is £400",
+            "deposit went up to £550",
+            "deposit: £550",
+            "£400",
+        ),
+        // A shorter name comes back to the fuller one.
+        (
+            "the cache ttl is 10 minutes",
+            "ttl of 5 minutes is better, change it",
+            "cache ttl: 5 minutes",
+            "10 minutes",
+        ),
+        (
+            "the retry limit is 3",
+            "actually 5 retries",
+            "retry limit: 5",
+            "3",
+        ),
+        // "make it N": the fact talked about last, in its own unit.
+        (
+            "the worker count is 6",
+            "hmm make it 8",
+            "worker count: 8",
+            "6",
+        ),
+        (
+            "the request timeout is 30 seconds",
+            "bump it to 45",
+            "request timeout: 45 seconds",
+            "30 seconds",
+        ),
+    ];
+    for (first, second, now, was) in cases {
+        let g = session(&[first, second]);
+        let facts = in_force_of(&g, NodeKind::Fact);
+        assert!(
+            facts.iter().any(|f| f == now),
+            "{first} / {second}: {facts:?}"
+        );
+        let new = g
+            .nodes()
+            .into_iter()
+            .find(|n| n.label == now)
+            .expect("the new fact");
+        assert!(
+            g.supersedes(&new.id)
+                .iter()
+                .any(|o| o.label.ends_with(&format!(": {was}"))),
+            "{first} / {second}: {facts:?}"
+        );
+    }
+    // A longer name is often another thing: "hostel deposit" does not
+    // replace "deposit".
+    let g = session(&["the deposit is £400", "the hostel deposit is £90"]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(facts.iter().any(|f| f == "deposit: £400"), "{facts:?}");
+    // Two fuller names fit a shorter one: neither is replaced.
+    let g = session(&[
+        "the read timeout is 10 seconds",
+        "the write timeout is 20 seconds",
+        "timeout of 15 seconds then",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        facts.iter().any(|f| f == "read timeout: 10 seconds"),
+        "{facts:?}"
+    );
+    assert!(
+        facts.iter().any(|f| f == "write timeout: 20 seconds"),
+        "{facts:?}"
+    );
+    // "make it" with two numbers, or with nothing to point at, is none.
+    let g = session(&["the worker count is 6", "make it 8 or 10"]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(facts.iter().any(|f| f == "worker count: 6"), "{facts:?}");
+    let g = session(&["let's make it 8"]);
+    assert!(in_force_of(&g, NodeKind::Fact).is_empty());
+}

@@ -210,6 +210,11 @@ list!(
     "Verbs that report speech or thought: a subject phrase never reaches back across one."
 );
 list!(
+    MEASURE_VERBS,
+    "measure_verbs.txt",
+    "Verbs that link a subject to the measure after them (\"the build took 9 minutes\")."
+);
+list!(
     GRATITUDE,
     "gratitude.txt",
     "Words that thank: after \"no\" and with no number, they decline an offer."
@@ -668,6 +673,7 @@ mod tests {
             &*AFFIRMATIONS,
             &*OBJECT_PRONOUNS,
             &*REPORTING_VERBS,
+            &*MEASURE_VERBS,
             &*GRATITUDE,
             &*HOW_QUESTIONS,
             &*UPDATE_ADVERBS,

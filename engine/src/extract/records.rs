@@ -1109,11 +1109,26 @@ fn fact_at(
         if changed_to {
             linked = true;
             end -= 2;
+            // "the deposit went up to …", "came down to …": the verb
+            // before a particle.
+            while end > 1
+                && (lexicon::CHANGE_VERBS.contains(lws[end - 1].as_str())
+                    || lexicon::PARTICLES.contains(lws[end - 1].as_str()))
+            {
+                end -= 1;
+            }
             // "the launch got moved to …", "has been pushed to …".
             while end > 1 && lexicon::AUXILIARIES.contains(lws[end - 1].as_str()) {
                 end -= 1;
             }
             continue;
+        }
+        // "the build took 9 minutes", "latency peaked at 800 ms": a verb
+        // of measuring links the words before it.
+        if end >= 2 && lexicon::MEASURE_VERBS.contains(w) {
+            linked = true;
+            end -= 1;
+            break;
         }
         if lexicon::PLAIN_SUBJECT_LINKS.contains(w) || (denied && lexicon::COPULAS.contains(w)) {
             linked = true;

@@ -725,7 +725,7 @@ impl<'a> Plan<'a> {
             // "ok so 12 per node": a number with the unit of exactly one fact
             // in force, and no subject of its own, updates that fact.
             if fact.is_none()
-                && let Some(r) = self.fact_by_unit(s)
+                && let Some(r) = self.fact_by_unit(s).or_else(|| self.fact_by_pronoun(s))
             {
                 self.record(&r, &ids);
             }
@@ -785,6 +785,18 @@ impl<'a> Plan<'a> {
     /// Adds a fact, restriction, procedure or intention; a fact or procedure
     /// whose subject already holds another value supersedes it.
     fn record(&mut self, r: &extract::Record, ids: &[(NodeId, NodeKind)]) {
+        // "ttl of 5 minutes" after "cache ttl: 10 minutes": the same fact
+        // under fewer words takes the fuller subject.
+        let related = self.related_fact(r);
+        let renamed;
+        let r = match &related {
+            Some((_, subject, true)) => {
+                let value = r.label.split_once(": ").map_or("", |(_, v)| v);
+                renamed = extract::Record::fact(subject, value, &r.sentence);
+                &renamed
+            }
+            _ => r,
+        };
         let domain = match r.kind {
             NodeKind::Procedure => Domain::Technical,
             NodeKind::Intention | NodeKind::Fact => dominant_of(ids, self),
@@ -818,6 +830,10 @@ impl<'a> Plan<'a> {
         if existed || !matches!(r.kind, NodeKind::Fact | NodeKind::Procedure) {
             return;
         }
+        if let Some((old, _, _)) = related {
+            self.supersede(&rid, &old);
+            return;
+        }
         let Some(subject) = r.subject.as_deref().map(normalize_name) else {
             return;
         };
@@ -834,6 +850,64 @@ impl<'a> Plan<'a> {
         for o in old {
             self.supersede(&rid, &o);
         }
+    }
+
+    /// The one fact in force that `r` restates under a shorter subject: its
+    /// content words within the old subject's ("ttl" after "cache ttl",
+    /// "retries" after "retry limit"), the values in the same unit or the
+    /// unit one of the subject's words. With the old subject, and whether
+    /// it is the fuller. None where a fact has `r`'s own subject or more
+    /// than one fits.
+    fn related_fact(&self, r: &extract::Record) -> Option<(NodeId, String, bool)> {
+        if r.kind != NodeKind::Fact {
+            return None;
+        }
+        let subject = normalize_name(r.subject.as_deref()?);
+        // Every word counts: "read timeout" and "write timeout" differ.
+        let stems = |s: &str| -> Vec<String> {
+            s.split(' ')
+                .filter(|w| !w.is_empty() && !extract::lexicon::is_stop(w))
+                .map(extract::stem)
+                .collect()
+        };
+        let words = stems(&subject);
+        let value = r.label.split_once(": ")?.1;
+        let unit = extract::value_unit(value);
+        if words.is_empty() {
+            return None;
+        }
+        let unit_in = |u: &Option<String>, ws: &[String]| {
+            u.as_deref()
+                .is_some_and(|u| u.split_whitespace().any(|w| ws.contains(&extract::stem(w))))
+        };
+        let mut fits = Vec::new();
+        for id in self.current_of_kind(NodeKind::Fact) {
+            let Some(n) = self.node_ref(&id) else {
+                continue;
+            };
+            let Some((os, ov)) = n.label.split_once(": ") else {
+                continue;
+            };
+            let os = normalize_name(os);
+            if os == subject {
+                return None;
+            }
+            let ow = stems(&os);
+            let within = |a: &[String], b: &[String]| a.iter().all(|w| b.contains(w));
+            // A shorter name comes back to a fuller one; a longer one
+            // ("hollow deposit" after "deposit") is often another thing.
+            if ow.is_empty() || !within(&words, &ow) {
+                continue;
+            }
+            let ou = extract::value_unit(ov);
+            let same_unit = ou == unit
+                || (ou.is_none() && unit_in(&unit, &ow))
+                || (unit.is_none() && unit_in(&ou, &words));
+            if same_unit && ov.to_lowercase() != value.to_lowercase() {
+                fits.push((id, os, ow.len() > words.len()));
+            }
+        }
+        (fits.len() == 1).then(|| fits.remove(0))
     }
 
     /// A value changed from `old` to `new` on one subject: `old` is kept
@@ -952,6 +1026,63 @@ impl<'a> Plan<'a> {
             return None;
         }
         Some(extract::Record::fact(&subject, &value, s))
+    }
+
+    /// "make it 128", "bump that to 5": a change to a pronoun with one bare
+    /// number is a new value of the fact talked about last, when that
+    /// fact's value is a count or a number in words ("30 seconds" → "45
+    /// seconds").
+    fn fact_by_pronoun(&self, s: &str) -> Option<extract::Record> {
+        if s.trim().ends_with('?') || !extract::says_change(s) {
+            return None;
+        }
+        let lower = s.to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '\'')))
+            .map(|w| w.trim_matches('.'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        if !words
+            .iter()
+            .any(|w| extract::lexicon::OBJECT_PRONOUNS.contains(w))
+        {
+            return None;
+        }
+        let mut numbers = words
+            .iter()
+            .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()));
+        let n = *numbers.next()?;
+        if numbers.next().is_some()
+            || !n.chars().all(|c| c.is_ascii_digit() || c == '.')
+            || !extract::measures(s).is_empty()
+        {
+            return None;
+        }
+        // The fact activated last; a tie names none.
+        let mut facts: Vec<&Node> = self
+            .current_of_kind(NodeKind::Fact)
+            .into_iter()
+            .filter_map(|id| self.node_ref(&id))
+            .collect();
+        facts.sort_by_key(|b| std::cmp::Reverse(b.last_activated));
+        let last = facts.first()?;
+        if facts
+            .get(1)
+            .is_some_and(|b| b.last_activated == last.last_activated)
+        {
+            return None;
+        }
+        let (subject, old) = last.label.split_once(": ")?;
+        let unit = match extract::value_unit(old) {
+            None => String::new(),
+            Some(u) if u.chars().all(|c| c.is_alphabetic() || c == ' ') && u != "date" => {
+                format!(" {}", old.split_once(' ')?.1)
+            }
+            Some(_) => return None,
+        };
+        let value = format!("{n}{unit}");
+        (value.to_lowercase() != old.to_lowercase())
+            .then(|| extract::Record::fact(subject, &value, s))
     }
 
     fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {

@@ -609,7 +609,7 @@ fn render_with(
             .and_then(|(_, v)| crate::extract::value_unit(v))
             .is_some_and(|u| u == "date");
         let corrected = !g.supersedes(&n.id).is_empty();
-        0.1 * f64::from(u8::from(dated) + u8::from(corrected))
+        0.1 * f64::from(u8::from(dated)) + 0.3 * f64::from(u8::from(corrected))
     };
     let standing_score = |n: &Node| {
         n.weight
