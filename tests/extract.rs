@@ -334,6 +334,24 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(p.label, "ship: tern ship --track beta");
     assert!(extract::described_procedure("`deploy/db/values.yaml` sets the pool size.").is_none());
     assert!(extract::described_procedure("`tern ship` is slow today.").is_none());
+    // The command may stand mid-sentence; the steps before it come with it.
+    let p = extract::described_procedure(
+        "Tag it, run `./gradlew assembleDebug`, then `tern ship --track beta` uploads the APK.",
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(
+        p.label,
+        "ship: ./gradlew assembleDebug && tern ship --track beta"
+    );
+    // A bare command leads: a program the word list does not know.
+    let p = extract::described_procedure("qx docs starts the docs server on port 4000.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "docs: qx docs");
+    assert!(extract::described_procedure("The server starts quickly after a deploy.").is_none());
+    // Every command of a step list, in order.
+    let p = extract::procedure("For the tests: clone, `npm ci`, then `npx jest --ci`.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "test: npm ci && npx jest --ci");
     // "how do I …" answered with a command names the task by its verb.
     let r = extract::answered_procedure(
         "how do I flash the board again?",

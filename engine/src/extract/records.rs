@@ -171,9 +171,23 @@ pub(super) const TASKS: &[(&str, &str)] = &[
     ("bench", "bench"),
 ];
 
-/// A command in backticks that looks runnable: two or more words, or a
-/// path to a script.
+/// The commands in backticks that look runnable (two or more words, or a
+/// path to a script), at most three, as steps: "`a ci` then `a test`" →
+/// "a ci && a test".
 pub(super) fn command_in(sentence: &str) -> Option<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut rest = sentence;
+    while found.len() < 3
+        && let Some((cmd, after)) = next_command(rest)
+    {
+        found.push(cmd);
+        rest = after;
+    }
+    (!found.is_empty()).then(|| found.join(" && "))
+}
+
+/// The first runnable command in backticks and the text after it.
+fn next_command(sentence: &str) -> Option<(String, &str)> {
     let mut rest = sentence;
     while let Some(a) = rest.find('`') {
         let after = &rest[a + 1..];
@@ -190,7 +204,7 @@ pub(super) fn command_in(sentence: &str) -> Option<String> {
                 .next()
                 .is_some_and(|c| c.is_ascii_lowercase() || c == '.');
         if runnable && (words.len() >= 2 || first.contains('/')) && cmd.len() <= 160 {
-            return Some(cmd.to_owned());
+            return Some((cmd.to_owned(), rest));
         }
     }
     None
@@ -311,38 +325,75 @@ pub fn procedure(sentence: &str) -> Option<Record> {
     })
 }
 
-/// A reply's sentence that says what a command does, the command leading
-/// it and a verb in the third person after it ("`tool ship --prod` uploads
-/// the bundle to the store"): how that task is done.
+/// A reply's sentence that says what a command does, the command right
+/// before a verb in the third person ("`tool ship --prod` uploads the
+/// bundle to the store", "then `tool beta` uploads the build", "qx docs
+/// starts the docs server"): how that task is done.
 pub fn described_procedure(sentence: &str) -> Option<Record> {
     let s = sentence.trim();
-    let rest = s.strip_prefix('`')?;
-    let (inner, after) = rest.split_once('`')?;
-    let cmd = command_in(&format!("`{inner}`"))?;
-    // A lone path is a file, unless it is a script to run.
-    if !cmd.contains(' ') && !cmd.starts_with("./") {
-        return None;
+    let third_person = |after: &str| {
+        let verb = after
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        verb.len() > 3
+            && verb.ends_with('s')
+            && !verb.ends_with("ss")
+            && lexicon::is_known_word(&verb)
+            && !lexicon::is_stop(&verb)
+    };
+    // A command in backticks anywhere, the verb right after it.
+    let mut rest = s;
+    let mut cmd = None;
+    while let Some(a) = rest.find('`') {
+        let Some((inner, after)) = rest[a + 1..].split_once('`') else {
+            break;
+        };
+        rest = after;
+        let Some(c) = command_in(&format!("`{inner}`")) else {
+            continue;
+        };
+        // A lone path is a file, unless it is a script to run. The
+        // commands before it in the sentence are its first steps.
+        if (c.contains(' ') || c.starts_with("./")) && third_person(after) {
+            let upto = &s[..s.len() - after.len()];
+            cmd = Some((command_in(upto).unwrap_or_else(|| c.clone()), c));
+            break;
+        }
     }
-    let verb = after
-        .split_whitespace()
-        .next()?
-        .trim_matches(|c: char| !c.is_alphanumeric())
-        .to_lowercase();
-    let third_person = verb.len() > 3
-        && verb.ends_with('s')
-        && !verb.ends_with("ss")
-        && lexicon::is_known_word(&verb)
-        && !lexicon::is_stop(&verb);
-    if !third_person {
-        return None;
-    }
+    // A bare command leading the sentence: a program the word list does not
+    // know and its subcommand ("qx docs starts …").
+    let cmd = cmd.or_else(|| {
+        let toks: Vec<&str> = s.split_whitespace().take(3).collect();
+        let [program, sub, verb] = toks[..] else {
+            return None;
+        };
+        let plain = |t: &str| {
+            t.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                && t.chars().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | ':' | '.')
+                })
+        };
+        (plain(program)
+            && plain(sub)
+            && program
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !lexicon::is_known_word(program)
+            && third_person(verb))
+        .then(|| (format!("{program} {sub}"), format!("{program} {sub}")))
+    });
+    // The task: one the sentence names, else the described command's own.
+    let (cmd, described) = cmd?;
     let lower = s.to_lowercase();
     let task = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter_map(|w| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t))
         .find(|t| *t != "run")
         .map(str::to_owned)
-        .or_else(|| command_task(&cmd))?;
+        .or_else(|| command_task(&described))?;
     Some(Record {
         kind: NodeKind::Procedure,
         label: format!("{task}: {cmd}"),
