@@ -172,6 +172,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             graph: &g,
             now,
             root: t.cwd.as_deref(),
+            asked: None,
         };
         let s = Instant::now();
         let out_p = probe.probe(&input)?;

@@ -343,6 +343,12 @@ fn facts_restrictions_procedures_and_intentions() {
         p.label,
         "ship: ./gradlew assembleDebug && tern ship --track beta"
     );
+    // A file the steps name is no step.
+    let p = extract::described_procedure(
+        "Edit `app/build.gradle.kts`, run `./gradlew bundleRelease`, then `tern ship` uploads it.",
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(p.label, "ship: ./gradlew bundleRelease && tern ship");
     // A bare command leads: a program the word list does not know.
     let p = extract::described_procedure("qx docs starts the docs server on port 4000.")
         .unwrap_or_else(|| panic!("none"));
@@ -466,6 +472,7 @@ fn probe_step(g: &mut Graph, probe: &mut HeuristicProbe, i: usize, turns: &[Turn
         graph: g,
         now: at(i as i64),
         root: None,
+        asked: None,
     };
     let out = probe.probe(&input).unwrap_or_else(|e| panic!("{e}"));
     apply(g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));

@@ -213,3 +213,31 @@ fn delta_mode_injects_at_most_a_quarter_of_full_mode() {
         );
     }
 }
+
+#[test]
+fn a_reply_that_arrives_after_its_question_was_probed_is_read_with_it() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = Home::at(dir.path());
+    let mut s =
+        Session::open(&home, "asked-session", Config::default()).unwrap_or_else(|e| panic!("{e}"));
+    // The question is probed before the reply exists.
+    turn(&mut s, 1, "how do I flash the board again?");
+    s.record_reply("Run `zeph flash --runner jlink` from the app folder.", &[]);
+    // The next probe reads the reply with the question it answers.
+    turn(&mut s, 2, "thanks, and Mirela Okafor is our firmware lead.");
+    let procedures: Vec<String> = s
+        .graph
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == rollgraph_engine::graph::NodeKind::Procedure)
+        .map(|n| n.label.clone())
+        .collect();
+    assert!(
+        procedures
+            .iter()
+            .any(|p| p == "flash: zeph flash --runner jlink"),
+        "{procedures:?}"
+    );
+    // Once read, the question is not carried further.
+    assert!(s.state.reply_to.is_empty());
+}

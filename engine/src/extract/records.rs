@@ -183,6 +183,11 @@ pub(super) fn command_in(sentence: &str) -> Option<String> {
         found.push(cmd);
         rest = after;
     }
+    // Among steps, a lone path is a file the sentence names, not a step,
+    // unless it is a script run from here.
+    if found.len() > 1 {
+        found.retain(|c| c.contains(' ') || c.starts_with("./"));
+    }
     (!found.is_empty()).then(|| found.join(" && "))
 }
 
@@ -387,7 +392,16 @@ pub fn described_procedure(sentence: &str) -> Option<Record> {
     });
     // The task: one the sentence names, else the described command's own.
     let (cmd, described) = cmd?;
-    let lower = s.to_lowercase();
+    // Words of a path ("app/build.gradle") name no task.
+    let lower: String = s
+        .to_lowercase()
+        .split_whitespace()
+        .filter(|w| {
+            !w.trim_end_matches(['.', ',', ';', '`'])
+                .contains(['/', '.'])
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
     let task = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter_map(|w| TASKS.iter().find(|(k, _)| *k == w).map(|(_, t)| *t))

@@ -36,6 +36,10 @@ pub struct ProbeInput<'a> {
     pub now: DateTime<Utc>,
     /// The project directory, stripped from absolute paths.
     pub root: Option<&'a str>,
+    /// The prompt the first turn's reply answers, when that turn holds only
+    /// the reply (its prompt was probed before the reply came). Context
+    /// only: nothing is extracted from it again.
+    pub asked: Option<&'a str>,
 }
 
 /// Token usage of an LLM call.
@@ -104,6 +108,7 @@ impl Probe for HeuristicProbe {
         let mut plan = Plan::new(input, &self.cfg);
         plan.project_root();
         let mut previous_reply: &str = "";
+        let mut asked: &str = input.asked.unwrap_or("");
         for turn in input.turns {
             plan.turn = turn.index;
             plan.turn_text = turn.user.clone();
@@ -155,8 +160,12 @@ impl Probe for HeuristicProbe {
                     plan.record(&r, &[]);
                 }
             }
-            // "what's the command for X?": the reply's command is how to X.
-            if let Some(r) = extract::answered_procedure(&turn.user, &turn.assistant) {
+            // "what's the command for X?": the reply's command is how to X
+            // (the question may have come with the last probe's turn).
+            if !turn.user.trim().is_empty() {
+                asked = &turn.user;
+            }
+            if let Some(r) = extract::answered_procedure(asked, &turn.assistant) {
                 plan.record(&r, &[]);
             }
             for f in &turn.files {
@@ -809,6 +818,17 @@ impl<'a> Plan<'a> {
             role: None,
             strong: true,
         };
+        // The same command under another task name is that procedure again.
+        if r.kind == NodeKind::Procedure
+            && let Some((_, cmd)) = r.label.split_once(": ")
+            && self.current_of_kind(NodeKind::Procedure).iter().any(|id| {
+                self.node_ref(id).is_some_and(|n| {
+                    n.label != r.label && n.label.split_once(": ").is_some_and(|(_, c)| c == cmd)
+                })
+            })
+        {
+            return;
+        }
         let existed = self
             .resolve(&r.label, r.kind)
             .is_some_and(|id| self.input.graph.contains(&id) || self.nodes.contains_key(&id));
@@ -2119,6 +2139,7 @@ mod tests {
             graph: g,
             now: now(h),
             root: Some("/home/sam/tallybook"),
+            asked: None,
         };
         let out = HeuristicProbe::default()
             .probe(&input)

@@ -71,6 +71,14 @@ pub struct SessionState {
     pub pending: VecDeque<Turn>,
     /// The assistant's last reply, for the next turn's gate.
     pub last_reply: String,
+    /// The newest prompt (redacted).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub last_prompt: String,
+    /// The prompt a reply queued on its own answers: that prompt was probed
+    /// before its reply came, and the next probe reads the reply with it
+    /// ("how do I deploy?" and the command the reply gives).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reply_to: String,
     /// When the newest prompt was sent: the time of a reply that arrives
     /// after its prompt was probed (replays run long after the fact).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -868,6 +876,7 @@ impl Session {
         self.state.turn = self.state.turn.max(turn.index);
         let at = turn.timestamp.unwrap_or_else(crate::clock::now);
         self.state.last_prompt_at = Some(at);
+        self.state.last_prompt = turn.user.clone();
         self.keep_episode(turn.index, Speaker::User, &turn.user, at);
         self.state.pending.push_back(turn);
         while self.state.pending.len() > MAX_PENDING {
@@ -880,7 +889,8 @@ impl Session {
     pub fn record_reply(&mut self, reply: &str, files: &[String]) {
         if self.state.pending.is_empty() && (!reply.trim().is_empty() || !files.is_empty()) {
             // The turn's prompt was already probed: queue the reply on its own
-            // so the next probe still sees it.
+            // so the next probe still sees it, with the prompt it answers.
+            self.state.reply_to = self.state.last_prompt.clone();
             self.state.pending.push_back(Turn {
                 index: self.state.turn,
                 timestamp: self.state.last_prompt_at,
@@ -973,6 +983,9 @@ impl Session {
             graph: &self.graph,
             now,
             root: self.state.cwd.as_deref(),
+            asked: (turns.first().is_some_and(|t| t.user.trim().is_empty())
+                && !self.state.reply_to.is_empty())
+            .then_some(self.state.reply_to.as_str()),
         };
         let out = match probe.probe(&input) {
             Ok(o) => o,
@@ -1090,6 +1103,7 @@ impl Session {
         outcome.ops = entry_ops(&entry);
         outcome.applied = report;
         self.state.pending.clear();
+        self.state.reply_to.clear();
         self.state.last_focus = focus;
         self.state.unreconciled += 1;
         self.since_snapshot += 1;
