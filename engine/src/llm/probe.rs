@@ -102,15 +102,8 @@ impl LlmProbe {
     /// One LLM round: the validated output, or why there is none.
     pub(crate) fn attempt(&mut self, input: &ProbeInput<'_>) -> Result<(ProbeOutput, Reply), Miss> {
         let mentioned = prompt::mentioned_nodes(input.graph, input.turns);
-        let (system, user) = prompt::probe_messages(
-            &self.prompts.probe,
-            input.graph,
-            input.turns,
-            &mentioned,
-            input.now,
-            input.root,
-            self.max_input_chars,
-        );
+        let (system, user) =
+            prompt::probe_messages(&self.prompts.probe, input, &mentioned, self.max_input_chars);
         let reply = self
             .client
             .chat(&ChatRequest {

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::graph::{Graph, Node, NodeId, normalize_name};
@@ -245,13 +244,27 @@ pub fn graph_view(graph: &Graph, mentioned: &[NodeId]) -> (String, String, usize
 }
 
 /// The turns as prompt text, redacted, newest kept within `max_chars`.
-pub fn turns_text(turns: &[Turn], root: Option<&str>, max_chars: usize) -> String {
+/// `asked` is the prompt a first turn holding only its reply answers (read
+/// by the last probe): shown as context, marked as already read.
+pub fn turns_text(
+    turns: &[Turn],
+    root: Option<&str>,
+    max_chars: usize,
+    asked: Option<&str>,
+) -> String {
     let mut blocks: Vec<String> = Vec::new();
     let mut total = 0usize;
-    for t in turns.iter().rev() {
+    for (i, t) in turns.iter().enumerate().rev() {
         let mut b = String::new();
         if !t.user.trim().is_empty() {
             b.push_str(&format!("[turn {}] USER: {}\n", t.index, t.user.trim()));
+        } else if i == 0
+            && let Some(q) = asked.map(str::trim).filter(|q| !q.is_empty())
+        {
+            b.push_str(&format!(
+                "[turn {}] USER (read before; context only): {q}\n",
+                t.index
+            ));
         }
         if !t.assistant.trim().is_empty() {
             b.push_str(&format!(
@@ -312,19 +325,17 @@ pub fn describe_node(n: &Node) -> String {
     redact_owned(s.trim_end())
 }
 
-/// Builds the probe's (system, user) messages.
+/// Builds the probe's (system, user) messages for one probe's input.
 pub fn probe_messages(
     template: &str,
-    graph: &Graph,
-    turns: &[Turn],
+    input: &crate::probe::ProbeInput<'_>,
     mentioned: &[NodeId],
-    now: DateTime<Utc>,
-    root: Option<&str>,
     max_chars: usize,
 ) -> (String, String) {
+    let graph = input.graph;
     let (nodes, edges, shown) = graph_view(graph, mentioned);
-    let turns = turns_text(turns, root, max_chars);
-    let now = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let turns = turns_text(input.turns, input.root, max_chars, input.asked);
+    let now = input.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let count = graph.node_count().to_string();
     let shown = shown.to_string();
     fill(
@@ -407,15 +418,17 @@ mod tests {
             assistant: "ok".into(),
             ..Turn::default()
         }];
-        let (system, user) = probe_messages(
-            PROBE_PROMPT,
-            &Graph::new(),
-            &turns,
-            &[],
-            now(),
-            None,
-            10_000,
-        );
+        let graph = Graph::new();
+        let input = crate::probe::ProbeInput {
+            session: "s",
+            probe_id: "p".into(),
+            turns: &turns,
+            graph: &graph,
+            now: now(),
+            root: None,
+            asked: None,
+        };
+        let (system, user) = probe_messages(PROBE_PROMPT, &input, &[], 10_000);
         assert!(!user.contains("sk-proj-abc"), "{user}");
         assert!(user.contains("[REDACTED:"), "{user}");
         assert!(user.contains("[turn 2] USER:"));
@@ -435,10 +448,37 @@ mod tests {
                 ..Turn::default()
             })
             .collect();
-        let text = turns_text(&turns, None, 500);
+        let text = turns_text(&turns, None, 500, None);
         assert!(text.contains("[turn 20]"));
         assert!(!text.contains("[turn 1]"));
         assert!(text.chars().count() <= 500);
+    }
+
+    #[test]
+    fn a_reply_on_its_own_comes_with_the_question_it_answers() {
+        let turns = vec![
+            Turn {
+                index: 4,
+                assistant: "Run `zeph flash --runner jlink`.".into(),
+                ..Turn::default()
+            },
+            Turn {
+                index: 5,
+                user: "thanks".into(),
+                ..Turn::default()
+            },
+        ];
+        let text = turns_text(&turns, None, 5_000, Some("how do I flash the board?"));
+        assert!(
+            text.starts_with(
+                "[turn 4] USER (read before; context only): how do I flash the board?\n\
+                 [turn 4] ASSISTANT: Run"
+            ),
+            "{text}"
+        );
+        // Only a first turn without a prompt of its own takes it.
+        let text = turns_text(&turns[1..], None, 5_000, Some("how do I flash the board?"));
+        assert!(!text.contains("read before"), "{text}");
     }
 
     #[test]
