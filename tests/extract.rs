@@ -1510,6 +1510,13 @@ fn measured_values_shorter_names_and_pronouns_update_their_fact() {
             "retry limit: 5",
             "3",
         ),
+        // Values of one dimension: a size in another unit.
+        (
+            "the upload size limit is 1 MB",
+            "limit: 100 KB then",
+            "upload size limit: 100 KB",
+            "1 MB",
+        ),
         // "make it N": the fact talked about last, in its own unit.
         (
             "the worker count is 6",
@@ -1569,4 +1576,49 @@ fn measured_values_shorter_names_and_pronouns_update_their_fact() {
     assert!(facts.iter().any(|f| f == "worker count: 6"), "{facts:?}");
     let g = session(&["let's make it 8"]);
     assert!(in_force_of(&g, NodeKind::Fact).is_empty());
+}
+
+#[test]
+fn a_change_that_names_both_sides_is_a_decision_without_a_cue() {
+    words();
+    let cases = [
+        (
+            "we booked the Alder Inn instead of the Quayside",
+            "Alder Inn",
+            "Quayside",
+        ),
+        ("we replaced Plotlyx with visx last week", "visx", "Plotlyx"),
+        ("we're moving from Pulumi to Kamal", "Kamal", "Pulumi"),
+        (
+            "payments will be handled by Quillpay, not Stripe",
+            "Quillpay",
+            "Stripe",
+        ),
+    ];
+    for (s, new, old) in cases {
+        let d = extract::decision(s, None).unwrap_or_else(|| panic!("no decision: {s}"));
+        assert_eq!(d.chosen.as_deref(), Some(new), "{s}: {d:?}");
+        assert_eq!(d.replaced.as_deref(), Some(old), "{s}: {d:?}");
+        assert_eq!(d.sentence, s);
+    }
+    // A possibility, a value, or ordinary words decide nothing.
+    for s in [
+        "we could replace Plotlyx with visx",
+        "we moved from 10 to 20 workers",
+        "it's a bug, not a feature",
+        "we went from bad to worse",
+    ] {
+        assert!(extract::decision(s, None).is_none(), "{s}");
+    }
+    // The session keeps the old side as the new one's history.
+    let g = session(&["we replaced Plotlyx with visx last week"]);
+    let decisions = in_force_of(&g, NodeKind::Decision);
+    assert!(
+        decisions.iter().any(|d| d.contains("visx")),
+        "{decisions:?}"
+    );
+    assert!(
+        !decisions.iter().any(|d| d == "Use Plotlyx"),
+        "{decisions:?}"
+    );
 }

@@ -363,7 +363,130 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             trimmed,
         ));
     }
-    instead_choice(trimmed, root).or_else(|| it_is_choice(trimmed, root))
+    instead_choice(trimmed, root)
+        .or_else(|| it_is_choice(trimmed, root))
+        .or_else(|| replacement_choice(trimmed, root))
+}
+
+/// A sentence that names both sides of a change without a decision cue:
+/// "we booked the Alder Inn instead of the Quayside", "we replaced Plotly
+/// with visx", "we're moving from Pulumi to Kamal", "payments go through
+/// Quillpay, not Stripe". Read as "let's use X instead of Y" when both
+/// sides name a thing; a modal ("we could replace …") proposes, and
+/// decides nothing.
+fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let s = sentence.trim().trim_end_matches(['.', '!']);
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+            .to_lowercase()
+    };
+    let lws: Vec<String> = words.iter().map(|w| bare(w)).collect();
+    if lws
+        .iter()
+        .any(|w| lexicon::TENTATIVE_MODALS.contains(w.as_str()))
+    {
+        return None;
+    }
+    // The phrase that ends before word `end`: back to a function word, a
+    // verb in the past or "-ing" form, or a clause's end; at most four.
+    let before = |end: usize| -> String {
+        let mut start = end;
+        while start > 0 && end - start < 4 {
+            let w = &lws[start - 1];
+            let verb_form = (w.ends_with("ed") || w.ends_with("ing")) && lexicon::is_known_word(w);
+            if lexicon::is_stop(w)
+                || verb_form
+                || (start < end && words[start - 1].ends_with([',', ';', ':']))
+            {
+                break;
+            }
+            start -= 1;
+        }
+        words[start..end].join(" ")
+    };
+    // The name that starts at word `from`, past a determiner: up to a
+    // function word, a clause's end or an ordinary lowercase word ("visx
+    // last week" → "visx"); at most four words.
+    let after = |from: usize| -> String {
+        let mut k = from;
+        while k < lws.len() && lexicon::is_stop(&lws[k]) {
+            k += 1;
+        }
+        let mut out: Vec<&str> = Vec::new();
+        while k < words.len() && out.len() < 4 && !lexicon::is_stop(&lws[k]) {
+            let ordinary = words[k].starts_with(|c: char| c.is_lowercase())
+                && lws[k].chars().all(char::is_alphabetic)
+                && lexicon::is_known_word(&lws[k]);
+            if !out.is_empty() && ordinary {
+                break;
+            }
+            out.push(words[k]);
+            if words[k].ends_with([',', ';', ':', '.']) {
+                break;
+            }
+            k += 1;
+        }
+        out.join(" ")
+    };
+    let pos = |w: &str, from: usize| (from..lws.len()).find(|&i| lws[i] == w);
+    let (new, old) = if let Some(i) = (0..lws.len().saturating_sub(1)).find(|&i| {
+        (lws[i] == "instead" && lws[i + 1] == "of") || (lws[i] == "rather" && lws[i + 1] == "than")
+    }) {
+        (before(i), after(i + 2))
+    } else if let Some(v) =
+        (0..lws.len()).find(|&i| lexicon::REPLACE_VERBS.contains(lws[i].as_str()))
+        && let Some(w) = pos("with", v + 1).or_else(|| pos("for", v + 1))
+    {
+        (after(w + 1), words[v + 1..w].join(" "))
+    } else if let Some(f) = pos("from", 0)
+        && (f.saturating_sub(4)..f).any(|i| lexicon::MOVE_FROM_VERBS.contains(lws[i].as_str()))
+        && let Some(t) = (f + 2..(f + 6).min(lws.len())).find(|&i| lws[i] == "to")
+    {
+        (after(t + 1), words[f + 1..t].join(" "))
+    } else if let Some(n) = (1..lws.len()).find(|&i| lws[i] == "not" && words[i - 1].ends_with(','))
+        && lws.len() - n <= 4
+    {
+        (before(n), after(n + 1))
+    } else {
+        return None;
+    };
+    let clean = |p: &str| {
+        p.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '.' | '!' | '"' | '\''))
+            .trim()
+            .to_owned()
+    };
+    let (new, old) = (clean(&new), clean(&old));
+    // Both sides name something: a capitalised name, a code shape, a word
+    // the frequency list does not know; not a value ("10 minutes"). One
+    // of them at least is a thing, not a person ("the Alder Inn" reads
+    // like a name).
+    let named = |p: &str, people: bool| {
+        !p.is_empty()
+            && !p.starts_with(|c: char| c.is_ascii_digit())
+            && (mentions(&format!("x {p}"), root)
+                .iter()
+                .any(|m| m.strong && (people || m.kind != NodeKind::Person))
+                || p.split_whitespace().any(|w| {
+                    let w = bare(w);
+                    lexicon::frequencies_loaded()
+                        && w.chars().all(|c| c.is_alphanumeric() || c == '-')
+                        && w.chars().any(char::is_alphabetic)
+                        && !lexicon::is_known_word(&w)
+                }))
+    };
+    if !named(&new, true)
+        || !named(&old, true)
+        || !(named(&new, false) || named(&old, false))
+        || new.eq_ignore_ascii_case(&old)
+    {
+        return None;
+    }
+    let d = decision(&format!("let's use {new} instead of {old}"), root)?;
+    Some(Decision {
+        sentence: sentence.trim().to_owned(),
+        ..d
+    })
 }
 
 /// "X it is." (the idiom that settles a choice): X, a few words long.

@@ -210,6 +210,26 @@ list!(
     "Verbs that report speech or thought: a subject phrase never reaches back across one."
 );
 list!(
+    REPLACE_VERBS,
+    "replace_verbs.txt",
+    "Verbs that put one named thing in another's place (\"we replaced Y with X\")."
+);
+list!(
+    UNIT_DIMENSIONS,
+    "unit_dimensions.txt",
+    "Units of one dimension, one dimension per line (\"kb mb gb\")."
+);
+list!(
+    TENTATIVE_MODALS,
+    "tentative_modals.txt",
+    "Modals that make a change a possibility (\"we could replace Y with X\")."
+);
+list!(
+    MOVE_FROM_VERBS,
+    "move_from_verbs.txt",
+    "Verbs of a move from one named thing to another (\"moving from Y to X\")."
+);
+list!(
     MEASURE_VERBS,
     "measure_verbs.txt",
     "Verbs that link a subject to the measure after them (\"the build took 9 minutes\")."
@@ -674,6 +694,10 @@ mod tests {
             &*OBJECT_PRONOUNS,
             &*REPORTING_VERBS,
             &*MEASURE_VERBS,
+            &*REPLACE_VERBS,
+            &*MOVE_FROM_VERBS,
+            &*TENTATIVE_MODALS,
+            &*UNIT_DIMENSIONS,
             &*GRATITUDE,
             &*HOW_QUESTIONS,
             &*UPDATE_ADVERBS,

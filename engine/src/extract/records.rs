@@ -742,6 +742,17 @@ pub fn value_unit(value: &str) -> Option<String> {
         .map(|(_, u)| format!("/{u}"))
 }
 
+/// Whether two units measure the same thing: equal, or of one dimension
+/// (`unit_dimensions.txt`: "mb" and "kb", "seconds" and "minutes").
+pub fn same_dimension(a: &str, b: &str) -> bool {
+    a == b
+        || lexicon::UNIT_DIMENSIONS.iter().any(|line| {
+            let mut units = line.split(' ');
+            let has = |u: &str| line.split(' ').any(|x| x == u);
+            units.any(|x| x == a) && has(b)
+        })
+}
+
 /// Whether a sentence says a value changes: a change verb ("drop the
 /// price to …", "moved to …") or an update cue ("… instead", "actually").
 pub fn says_change(sentence: &str) -> bool {

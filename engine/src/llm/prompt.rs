@@ -368,6 +368,7 @@ fn one_line(s: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::graph::Domain;
+    use chrono::{DateTime, Utc};
 
     fn now() -> DateTime<Utc> {
         DateTime::from_timestamp(1_790_000_000, 0).unwrap_or_default()

@@ -873,11 +873,11 @@ impl<'a> Plan<'a> {
     }
 
     /// The one fact in force that `r` restates under a shorter subject: its
-    /// content words within the old subject's ("ttl" after "cache ttl",
-    /// "retries" after "retry limit"), the values in the same unit or the
-    /// unit one of the subject's words. With the old subject, and whether
-    /// it is the fuller. None where a fact has `r`'s own subject or more
-    /// than one fits.
+    /// words within the old subject's ("ttl" after "cache ttl", "retries"
+    /// after "retry limit"), the values of one dimension ("1 MB", "100 KB")
+    /// or the unit one of the subject's words. With the old subject, and
+    /// whether it is the fuller. None where a fact has `r`'s own subject or
+    /// more than one fits.
     fn related_fact(&self, r: &extract::Record) -> Option<(NodeId, String, bool)> {
         if r.kind != NodeKind::Fact {
             return None;
@@ -920,8 +920,11 @@ impl<'a> Plan<'a> {
                 continue;
             }
             let ou = extract::value_unit(ov);
-            let same_unit = ou == unit
-                || (ou.is_none() && unit_in(&unit, &ow))
+            let same_unit = match (&ou, &unit) {
+                (Some(a), Some(b)) => extract::same_dimension(a, b),
+                (None, None) => true,
+                _ => false,
+            } || (ou.is_none() && unit_in(&unit, &ow))
                 || (unit.is_none() && unit_in(&ou, &words));
             if same_unit && ov.to_lowercase() != value.to_lowercase() {
                 fits.push((id, os, ow.len() > words.len()));
