@@ -1622,3 +1622,50 @@ fn a_change_that_names_both_sides_is_a_decision_without_a_cue() {
         "{decisions:?}"
     );
 }
+
+#[test]
+fn a_slot_said_to_hold_a_thing_is_a_choice_a_later_move_replaces() {
+    words();
+    for (s, chosen) in [
+        ("the chart library is Plotlyx", "Plotlyx"),
+        ("our CI is Quillrun", "Quillrun"),
+        ("we switched the caterer to Fernhook", "Fernhook"),
+        ("logging moves to Pinolog", "Pinolog"),
+    ] {
+        let d = extract::decision(s, None).unwrap_or_else(|| panic!("no decision: {s}"));
+        assert_eq!(d.chosen.as_deref(), Some(chosen), "{s}: {d:?}");
+    }
+    // A slot that judges, a role, a value: no choice.
+    for s in [
+        "the problem is Safari",
+        "the tech lead is Sam Okafor",
+        "we changed the page size to 50",
+    ] {
+        assert!(extract::decision(s, None).is_none(), "{s}");
+    }
+    let g = session(&[
+        "the chart library is Plotlyx",
+        "ok so we switched the chart library to visx",
+    ]);
+    let decisions = in_force_of(&g, NodeKind::Decision);
+    assert!(
+        decisions.iter().any(|d| d.starts_with("Use visx")),
+        "{decisions:?}"
+    );
+    assert!(
+        !decisions.iter().any(|d| d.starts_with("Use Plotlyx")),
+        "{decisions:?}"
+    );
+}
+
+#[test]
+fn a_change_written_down_or_imagined_decides_nothing() {
+    words();
+    for s in [
+        "Mention that we moved from Pulumi to Kamal, and why.",
+        "Note that the chart library is Plotlyx now.",
+        "the caterer could be Fernhook",
+    ] {
+        assert!(extract::decision(s, None).is_none(), "{s}");
+    }
+}

@@ -366,6 +366,142 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
     instead_choice(trimmed, root)
         .or_else(|| it_is_choice(trimmed, root))
         .or_else(|| replacement_choice(trimmed, root))
+        .or_else(|| slot_choice(trimmed, root))
+}
+
+/// The words of `span` (as written) whose lowercase form is in `slot`.
+fn as_written(span: &[&str], slot: &[String]) -> String {
+    span.iter()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|w| slot.contains(&w.to_lowercase()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A slot said to hold a named thing, or moved to one: "the chart library
+/// is Recharts", "our CI is Quillrun", "we switched the caterer to Green
+/// Fork", "logging moves to Pino". Read as "let's use X for the slot" and
+/// "switch the slot to X", so a later change of the slot replaces it. A
+/// slot that judges ("the problem is X"), a role ("the lead is Sam") or a
+/// person decides nothing.
+fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let s = sentence.trim().trim_end_matches(['.', '!']);
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let lws: Vec<String> = words
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase()
+        })
+        .collect();
+    // The slot: one to three plain words after an optional subject
+    // pronoun and determiner.
+    let plain = |w: &str| {
+        w.chars().all(|c| c.is_alphabetic() || c == '-')
+            && !lexicon::is_stop(w)
+            && !lexicon::is_closed_class(w)
+    };
+    let slot_ok = |slot: &[String]| {
+        (1..=3).contains(&slot.len())
+            && slot.iter().all(|w| plain(w))
+            && !slot
+                .iter()
+                .any(|w| lexicon::EVALUATIVE_NOUNS.contains(w.as_str()) || lexicon::is_role_noun(w))
+    };
+    let thing = |p: &str| {
+        let ms = mentions(&format!("x {p}"), root);
+        !p.is_empty()
+            && !ms.iter().any(|m| m.kind == NodeKind::Person)
+            && (ms.iter().any(|m| m.strong)
+                || p.split_whitespace().any(|w| {
+                    let w = w
+                        .trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase();
+                    lexicon::frequencies_loaded()
+                        && w.chars().any(char::is_alphabetic)
+                        && !lexicon::is_known_word(&w)
+                }))
+    };
+    let complement = |from: usize| -> Option<String> {
+        let rest = &words.get(from..)?;
+        if rest.is_empty() || rest.len() > 4 {
+            return None;
+        }
+        let p = rest
+            .join(" ")
+            .trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '.' | '!'))
+            .to_owned();
+        thing(&p).then_some(p)
+    };
+    if lws.iter().any(|w| {
+        lexicon::TENTATIVE_MODALS.contains(w.as_str())
+            || lexicon::REPORTING_VERBS.contains(w.as_str())
+    }) {
+        return None;
+    }
+    // Past an opening "ok so" and a subject pronoun.
+    let mut k = 0;
+    while lws.get(k).is_some_and(|w| {
+        lexicon::INTERJECTIONS.contains(w.as_str())
+            || lexicon::CLAUSE_CONNECTIVES.contains(w.as_str())
+    }) {
+        k += 1;
+    }
+    let opened = k;
+    if lws
+        .get(k)
+        .is_some_and(|w| lexicon::SUBJECT_PRONOUNS.contains(w.as_str()))
+    {
+        k += 1;
+    }
+    // "we switched the caterer to X", "logging moves to X".
+    if let Some(v) =
+        (k..(k + 4).min(lws.len())).find(|&i| lexicon::MOVE_FROM_VERBS.contains(lws[i].as_str()))
+        && let Some(to) = (v + 1..(v + 6).min(lws.len())).find(|&i| lws[i] == "to")
+    {
+        // An imperative ("move the search to X") is the decision cues'
+        // case; a report ("changed the caterer to X") is this one's.
+        if v == k && k == opened && !lws[v].ends_with("ed") {
+            return None;
+        }
+        let span = if v == k { v + 1..to } else { k..v };
+        let slot: Vec<String> = lws[span.clone()]
+            .iter()
+            .filter(|w| !lexicon::TOPIC_DETERMINERS.contains(w.as_str()) && *w != "over")
+            .cloned()
+            .collect();
+        let new = complement(to + 1)?;
+        if !slot_ok(&slot) {
+            return None;
+        }
+        let named = as_written(&words[span], &slot);
+        let d = decision(&format!("switch the {named} to {new}"), root)?;
+        return Some(Decision {
+            sentence: sentence.trim().to_owned(),
+            ..d
+        });
+    }
+    // "the chart library is Recharts".
+    if k != opened
+        || !lws
+            .get(k)
+            .is_some_and(|w| lexicon::TOPIC_DETERMINERS.contains(w.as_str()))
+    {
+        return None;
+    }
+    let cop =
+        (k + 1..(k + 4).min(lws.len())).find(|&i| lexicon::COPULAS.contains(lws[i].as_str()))?;
+    let slot = lws[k + 1..cop].to_vec();
+    if !slot_ok(&slot) {
+        return None;
+    }
+    let new = complement(cop + 1)?;
+    let named = as_written(&words[k + 1..cop], &slot);
+    let d = decision(&format!("let's use {new} for the {named}"), root)?;
+    Some(Decision {
+        sentence: sentence.trim().to_owned(),
+        ..d
+    })
 }
 
 /// A sentence that names both sides of a change without a decision cue:
@@ -382,10 +518,12 @@ fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .to_lowercase()
     };
     let lws: Vec<String> = words.iter().map(|w| bare(w)).collect();
-    if lws
-        .iter()
-        .any(|w| lexicon::TENTATIVE_MODALS.contains(w.as_str()))
-    {
+    // "we could replace …" is a possibility; "mention that we moved from
+    // Y to X" asks to write down a change already made.
+    if lws.iter().any(|w| {
+        lexicon::TENTATIVE_MODALS.contains(w.as_str())
+            || lexicon::REPORTING_VERBS.contains(w.as_str())
+    }) {
         return None;
     }
     // The phrase that ends before word `end`: back to a function word, a

@@ -220,6 +220,11 @@ list!(
     "Units of one dimension, one dimension per line (\"kb mb gb\")."
 );
 list!(
+    EVALUATIVE_NOUNS,
+    "evaluative_nouns.txt",
+    "Nouns that judge or explain, not a slot a choice fills (\"the problem is X\")."
+);
+list!(
     TENTATIVE_MODALS,
     "tentative_modals.txt",
     "Modals that make a change a possibility (\"we could replace Y with X\")."
@@ -697,6 +702,7 @@ mod tests {
             &*REPLACE_VERBS,
             &*MOVE_FROM_VERBS,
             &*TENTATIVE_MODALS,
+            &*EVALUATIVE_NOUNS,
             &*UNIT_DIMENSIONS,
             &*GRATITUDE,
             &*HOW_QUESTIONS,
