@@ -296,7 +296,14 @@ pub fn score(
     }
     for person in &labels.people {
         s.people.1 += 1;
+        // "Dr Imelda Fairweather" is Imelda Fairweather: a title before a
+        // name is no part of it.
         let want = normalize_name(&person.name);
+        let want = want
+            .split(' ')
+            .skip_while(|w| rollgraph_engine::extract::lexicon::TITLES.contains(w))
+            .collect::<Vec<_>>()
+            .join(" ");
         let first = want.split(' ').next().unwrap_or("").to_owned();
         let held = graph.nodes_unordered().any(|n| {
             n.kind == NodeKind::Person
@@ -804,5 +811,28 @@ mod tests {
         assert!(holds(history_part(lines[0]), "celery"));
         assert!(holds("Timeout 3 s", "3 seconds|3 s"));
         assert!(!holds("Timeout 3 s", "|"));
+    }
+
+    #[test]
+    fn a_title_before_a_labelled_name_is_no_part_of_it() {
+        rollgraph_engine::extract::lexicon::init_frequencies();
+        let labels: Labels = serde_json::from_str(
+            r#"{"people": [{"name": "Dr Wenna Tallis"}, {"name": "Prof Oskar Brannigan"}]}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut g = Graph::new();
+        let at = rollgraph_engine::clock::parse_time("2026-11-02T10:00:00Z").unwrap_or_default();
+        let mut n = rollgraph_engine::graph::Node::new(
+            rollgraph_engine::graph::NodeId::slug("Wenna Tallis").unwrap_or_else(|| panic!("slug")),
+            "Wenna Tallis",
+            rollgraph_engine::graph::Domain::Relationship,
+            0.8,
+            at,
+        );
+        n.kind = NodeKind::Person;
+        g.upsert_node(n);
+        let s = score("t", &labels, "", &g, 1, &[]);
+        assert_eq!(s.people, (1, 2));
+        assert_eq!(s.missed, vec!["person: Prof Oskar Brannigan".to_owned()]);
     }
 }
