@@ -1510,6 +1510,13 @@ fn measured_values_shorter_names_and_pronouns_update_their_fact() {
             "retry limit: 5",
             "3",
         ),
+        // A day said to move, in a sentence that names the event.
+        (
+            "the design review is on March 9",
+            "the review got pushed, new date March 16",
+            "design review: March 16",
+            "March 9",
+        ),
         // Values of one dimension: a size in another unit.
         (
             "the upload size limit is 1 MB",

@@ -896,6 +896,12 @@ impl<'a> Plan<'a> {
         if words.is_empty() {
             return None;
         }
+        let said: Vec<String> = r
+            .sentence
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty() && !extract::lexicon::is_stop(&w.to_lowercase()))
+            .map(extract::stem)
+            .collect();
         let unit_in = |u: &Option<String>, ws: &[String]| {
             u.as_deref()
                 .is_some_and(|u| u.split_whitespace().any(|w| ws.contains(&extract::stem(w))))
@@ -916,7 +922,13 @@ impl<'a> Plan<'a> {
             let within = |a: &[String], b: &[String]| a.iter().all(|w| b.contains(w));
             // A shorter name comes back to a fuller one; a longer one
             // ("hollow deposit" after "deposit") is often another thing.
-            if ow.is_empty() || !within(&words, &ow) {
+            // A day said to move is the day of the event the sentence
+            // names ("the review slipped, it's the 28th now").
+            let shorter = within(&words, &ow);
+            let moved_day = unit.as_deref() == Some("date")
+                && (extract::says_change(&r.sentence) || extract::says_update(&r.sentence))
+                && ow.iter().any(|w| said.contains(w));
+            if ow.is_empty() || !(shorter || moved_day) {
                 continue;
             }
             let ou = extract::value_unit(ov);
@@ -927,7 +939,7 @@ impl<'a> Plan<'a> {
             } || (ou.is_none() && unit_in(&unit, &ow))
                 || (unit.is_none() && unit_in(&ou, &words));
             if same_unit && ov.to_lowercase() != value.to_lowercase() {
-                fits.push((id, os, ow.len() > words.len()));
+                fits.push((id, os, !shorter || ow.len() > words.len()));
             }
         }
         (fits.len() == 1).then(|| fits.remove(0))
