@@ -1676,3 +1676,27 @@ fn a_change_written_down_or_imagined_decides_nothing() {
         assert!(extract::decision(s, None).is_none(), "{s}");
     }
 }
+
+#[test]
+fn times_of_events_and_prices_of_things_are_facts() {
+    words();
+    for (s, want) in [
+        ("our flight leaves at 07:15 on Friday", "flight: 07:15"),
+        (
+            "the deploy window opens at 22:00 UTC",
+            "deploy window: 22:00",
+        ),
+        (
+            "the reading group meets Thursdays at 2pm",
+            "reading group: Thursdays at 2pm",
+        ),
+        ("Kickoff is Monday at 10am.", "kickoff: Monday at 10am"),
+        ("the movers will take the harp for £180 extra", "harp: £180"),
+        ("we got the sofa for €300 in the end", "sofa: €300"),
+    ] {
+        let f = extract::fact(s).unwrap_or_else(|| panic!("no fact: {s}"));
+        assert_eq!(f.label, want, "{s}");
+    }
+    // A count after "for" is no price.
+    assert!(extract::fact("I paid for 3 nights").is_none());
+}

@@ -634,6 +634,11 @@ pub fn is_role_noun(w: &str) -> bool {
             && zipf(w).is_some())
 }
 
+/// Whether a word is a weekday, or one said of every week ("thursdays").
+pub fn is_weekday(w: &str) -> bool {
+    WEEKDAYS.contains(w) || w.strip_suffix('s').is_some_and(|d| WEEKDAYS.contains(d))
+}
+
 /// Whether the list knows the word at all (a known lowercase word is an
 /// ordinary English word, not a product name or a made-up identifier).
 pub fn is_known_word(word: &str) -> bool {

@@ -698,9 +698,23 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
             value = format!("{} the {value}", ws[vi - 2].text);
         } else if p == "the" {
             value = format!("the {value}");
+        } else if p == "at" && lexicon::is_weekday(p2) && clock_time(&value) {
+            // "Thursdays at 2pm": the day and the time.
+            value = format!("{} at {value}", ws[vi - 2].text);
         }
     }
     value
+}
+
+/// Whether a value is a time of day ("14:30", "2pm", "9am").
+fn clock_time(value: &str) -> bool {
+    let v = value.to_lowercase();
+    let digits = v.trim_end_matches(|c: char| c.is_alphabetic());
+    (v.ends_with("am") || v.ends_with("pm") || v.contains(':'))
+        && !digits.is_empty()
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == ':' || c == '.')
 }
 
 /// What a fact value is measured in, to tell which facts one value can
@@ -1212,7 +1226,7 @@ fn fact_at(
         if lexicon::FACT_LINKERS.contains(w)
             || (denied && (w == "not" || lexicon::COPULAS.contains(w)))
             || w == "the"
-            || lexicon::WEEKDAYS.contains(w)
+            || lexicon::is_weekday(w)
             || lexicon::MONTHS.contains(w)
             || lexicon::FACT_SKIP_WORDS.contains(w)
         {
@@ -1312,7 +1326,24 @@ fn fact_at(
         }
         (!out.is_empty()).then(|| out.join(" "))
     };
+    // "take the piano for £180": a price is the price of the thing before
+    // "for".
+    let priced = || {
+        let money = ws[vi].raw.starts_with(['$', '€', '£']);
+        if !money || vi < 2 || lws[vi - 1] != "for" {
+            return None;
+        }
+        let end = vi - 1;
+        let start = phrase_start(ws, lws, end, |l| {
+            lexicon::is_stop(l) || !l.chars().all(|c| c.is_alphabetic() || c == '-')
+        });
+        (start < end).then(|| lws[start..end].join(" "))
+    };
     if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
+        && let Some(p) = priced()
+    {
+        subject = p;
+    } else if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
         && let Some(f) = for_subject()
     {
         subject = f;
