@@ -1700,3 +1700,23 @@ fn times_of_events_and_prices_of_things_are_facts() {
     // A count after "for" is no price.
     assert!(extract::fact("I paid for 3 nights").is_none());
 }
+
+#[test]
+fn rules_by_their_shape_without_a_rule_word() {
+    words();
+    for s in [
+        "no deploys on the api until the postmortem",
+        "Only agents should see it.",
+        "No merges without a review from Sam.",
+    ] {
+        let r = extract::restriction(s).unwrap_or_else(|| panic!("no rule: {s}"));
+        assert_eq!(r.kind, NodeKind::Restriction);
+    }
+    for s in [
+        "no worries, thanks",
+        "only two of them showed up",
+        "no deploys until the postmortem?",
+    ] {
+        assert!(extract::restriction(s).is_none(), "{s}");
+    }
+}

@@ -220,6 +220,11 @@ list!(
     "Units of one dimension, one dimension per line (\"kb mb gb\")."
 );
 list!(
+    RULE_SHAPES,
+    "rule_shapes.txt",
+    "Rules without a rule cue, as \"opener: words that must follow\"."
+);
+list!(
     EVALUATIVE_NOUNS,
     "evaluative_nouns.txt",
     "Nouns that judge or explain, not a slot a choice fills (\"the problem is X\")."
@@ -708,6 +713,7 @@ mod tests {
             &*MOVE_FROM_VERBS,
             &*TENTATIVE_MODALS,
             &*EVALUATIVE_NOUNS,
+            &*RULE_SHAPES,
             &*UNIT_DIMENSIONS,
             &*GRATITUDE,
             &*HOW_QUESTIONS,

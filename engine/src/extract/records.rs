@@ -142,7 +142,56 @@ pub fn restriction(sentence: &str) -> Option<Record> {
             sentence: s.to_owned(),
         });
     }
-    None
+    shaped_rule(s)
+}
+
+/// A rule with no rule cue, by its shape (`rule_shapes.txt`): "no deploys
+/// on the api until the postmortem" (an activity, then a condition),
+/// "only agents should see it" (a modal soon after "only").
+fn shaped_rule(s: &str) -> Option<Record> {
+    if s.ends_with('?') {
+        return None;
+    }
+    let clause = strip_clause_keep_commas(s);
+    let words: Vec<String> = clause
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase()
+        })
+        .collect();
+    if !(3..=20).contains(&words.len()) {
+        return None;
+    }
+    let fits = lexicon::RULE_SHAPES.iter().any(|shape| {
+        let Some((opener, then)) = shape.split_once(':') else {
+            return false;
+        };
+        let then: Vec<&str> = then.split_whitespace().collect();
+        if words[0] != opener.trim() {
+            return false;
+        }
+        if then.iter().any(|m| lexicon::MODALS.contains(m)) {
+            // "only X should …": a modal within three words.
+            words
+                .iter()
+                .skip(1)
+                .take(3)
+                .any(|w| then.contains(&w.as_str()))
+        } else {
+            // "no deploys … until …": an activity, then a condition.
+            let activity = &words[1];
+            (activity.ends_with('s') || activity.ends_with("ing"))
+                && !lexicon::is_stop(activity)
+                && words.iter().skip(2).any(|w| then.contains(&w.as_str()))
+        }
+    });
+    fits.then(|| Record {
+        kind: NodeKind::Restriction,
+        label: cap_first(&truncate_words(clause, 16)),
+        subject: None,
+        sentence: s.to_owned(),
+    })
 }
 
 /// Tasks a procedure is for, by the word that names them.
