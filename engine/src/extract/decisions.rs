@@ -387,13 +387,7 @@ fn as_written(span: &[&str], slot: &[String]) -> String {
 fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let s = sentence.trim().trim_end_matches(['.', '!']);
     let words: Vec<&str> = s.split_whitespace().collect();
-    let lws: Vec<String> = words
-        .iter()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-                .to_lowercase()
-        })
-        .collect();
+    let lws = bare_words(s);
     // The slot: one to three plain words after an optional subject
     // pronoun and determiner.
     let plain = |w: &str| {
@@ -513,11 +507,7 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
 fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let s = sentence.trim().trim_end_matches(['.', '!']);
     let words: Vec<&str> = s.split_whitespace().collect();
-    let bare = |w: &str| {
-        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-            .to_lowercase()
-    };
-    let lws: Vec<String> = words.iter().map(|w| bare(w)).collect();
+    let lws = bare_words(s);
     // "we could replace …" is a possibility; "mention that we moved from
     // Y to X" asks to write down a change already made.
     if lws.iter().any(|w| {
@@ -606,7 +596,9 @@ fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .iter()
                 .any(|m| m.strong && (people || m.kind != NodeKind::Person))
                 || p.split_whitespace().any(|w| {
-                    let w = bare(w);
+                    let w = w
+                        .trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase();
                     lexicon::frequencies_loaded()
                         && w.chars().all(|c| c.is_alphanumeric() || c == '-')
                         && w.chars().any(char::is_alphabetic)
@@ -713,7 +705,7 @@ fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
 }
 
 /// The words of a phrase, lowercase, without the punctuation around them.
-fn bare_words(phrase: &str) -> Vec<String> {
+pub(super) fn bare_words(phrase: &str) -> Vec<String> {
     phrase
         .split_whitespace()
         .map(|w| {

@@ -153,13 +153,7 @@ fn shaped_rule(s: &str) -> Option<Record> {
         return None;
     }
     let clause = strip_clause_keep_commas(s);
-    let words: Vec<String> = clause
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-                .to_lowercase()
-        })
-        .collect();
+    let words = super::decisions::bare_words(clause);
     if !(3..=20).contains(&words.len()) {
         return None;
     }
