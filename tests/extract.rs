@@ -1720,3 +1720,37 @@ fn rules_by_their_shape_without_a_rule_word() {
         assert!(extract::restriction(s).is_none(), "{s}");
     }
 }
+
+#[test]
+fn a_thing_said_with_its_history_in_parentheses_gets_that_history() {
+    words();
+    assert_eq!(
+        extract::stated_history("Model: quillnet_b2 (was plumenet18), lr 5e-4 (previously 3e-4)."),
+        vec![
+            ("quillnet_b2".to_owned(), "plumenet18".to_owned()),
+            ("lr 5e-4".to_owned(), "3e-4".to_owned()),
+        ]
+    );
+    // A parenthesis that names no history is none.
+    assert!(extract::stated_history("the cache (a Redis box) is warm").is_empty());
+    let g = session_with_replies(&[
+        ("try quillnet b2", "Switched to quillnet_b2."),
+        (
+            "summary pls",
+            "Backbone: quillnet_b2 (was plumenet18), everything else unchanged.",
+        ),
+        ("thanks", ""),
+    ]);
+    let live = in_force(&g);
+    let new = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.kind == NodeKind::Decision && n.label.contains("quillnet"))
+        .unwrap_or_else(|| panic!("{live:?}"));
+    assert!(
+        g.supersedes(&new.id)
+            .iter()
+            .any(|o| o.label == "Use plumenet18"),
+        "{live:?}"
+    );
+}

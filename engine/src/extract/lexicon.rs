@@ -220,6 +220,11 @@ list!(
     "Units of one dimension, one dimension per line (\"kb mb gb\")."
 );
 list!(
+    HISTORY_MARKERS,
+    "history_markers.txt",
+    "Words opening a parenthesis that names what a thing replaced (\"(was Y)\")."
+);
+list!(
     RULE_SHAPES,
     "rule_shapes.txt",
     "Rules without a rule cue, as \"opener: words that must follow\"."
@@ -714,6 +719,7 @@ mod tests {
             &*TENTATIVE_MODALS,
             &*EVALUATIVE_NOUNS,
             &*RULE_SHAPES,
+            &*HISTORY_MARKERS,
             &*UNIT_DIMENSIONS,
             &*GRATITUDE,
             &*HOW_QUESTIONS,

@@ -799,6 +799,51 @@ pub fn value_unit(value: &str) -> Option<String> {
         .map(|(_, u)| format!("/{u}"))
 }
 
+/// The pairs a text states as "X (was Y)" ("backbone: efficientnet_b2
+/// (was resnet18)", "lr 5e-4 (previously 3e-4)"; `history_markers.txt`):
+/// X is the word or two before the parenthesis, Y its first few words.
+pub fn stated_history(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('(') {
+        let before = &rest[..open];
+        let after = &rest[open + 1..];
+        rest = after;
+        let Some(close) = after.find(')') else { break };
+        let inner = after[..close].trim();
+        let Some((marker, old)) = inner.split_once(' ') else {
+            continue;
+        };
+        if !lexicon::HISTORY_MARKERS.contains(&marker.to_lowercase()) {
+            continue;
+        }
+        let old = old.trim().trim_start_matches(':').trim();
+        if old.is_empty() || old.split_whitespace().count() > 4 {
+            continue;
+        }
+        // X: back over at most two words to a clause mark.
+        let words: Vec<&str> = before.split_whitespace().collect();
+        let mut start = words.len();
+        while start > 0
+            && words.len() - start < 2
+            && !(start < words.len() && words[start - 1].ends_with([':', ',', ';', '.']))
+        {
+            start -= 1;
+        }
+        let new = words[start..]
+            .join(" ")
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_owned();
+        if !new.is_empty() {
+            out.push((
+                new,
+                old.trim_matches(|c: char| !c.is_alphanumeric()).to_owned(),
+            ));
+        }
+    }
+    out
+}
+
 /// Whether two units measure the same thing: equal, or of one dimension
 /// (`unit_dimensions.txt`: "mb" and "kb", "seconds" and "minutes").
 pub fn same_dimension(a: &str, b: &str) -> bool {

@@ -780,6 +780,88 @@ impl<'a> Plan<'a> {
         }
 
         self.relations(s, &ids);
+        self.stated_history(s);
+    }
+
+    /// "backbone: efficientnet_b2 (was resnet18)", said by either side: the
+    /// decision or fact in force that holds X gets Y as its history, when
+    /// it has none naming Y yet.
+    fn stated_history(&mut self, s: &str) {
+        let squash = |t: &str| -> String {
+            t.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        for (new, old) in extract::stated_history(s) {
+            let last = new.split_whitespace().last().unwrap_or("").to_owned();
+            let (new_s, last_s, old_s) = (squash(&new), squash(&last), squash(&old));
+            if last_s.is_empty() || old_s.is_empty() || old_s == last_s {
+                continue;
+            }
+            let holder = [NodeKind::Decision, NodeKind::Fact]
+                .into_iter()
+                .find_map(|kind| {
+                    let mut fits = self.current_of_kind(kind).into_iter().filter(|id| {
+                        self.node_ref(id).is_some_and(|n| {
+                            let shown = match kind {
+                                NodeKind::Fact => n.label.split_once(": ").map_or("", |(_, v)| v),
+                                _ => n.label.as_str(),
+                            };
+                            let shown = squash(shown);
+                            if kind == NodeKind::Fact {
+                                shown == last_s || shown == new_s
+                            } else {
+                                shown.contains(&last_s)
+                            }
+                        })
+                    });
+                    let one = fits.next()?;
+                    fits.next().is_none().then_some((one, kind))
+                });
+            let Some((id, kind)) = holder else { continue };
+            // Its history already names the old one.
+            let named = self
+                .input
+                .graph
+                .supersedes(&id)
+                .iter()
+                .any(|o| squash(&o.label).contains(&old_s))
+                || self.edges.values().any(|e| {
+                    e.kind == EdgeKind::Supersedes
+                        && e.source == id
+                        && self
+                            .node_ref(&e.target)
+                            .is_some_and(|o| squash(&o.label).contains(&old_s))
+                });
+            if named {
+                continue;
+            }
+            let Some(n) = self.node_ref(&id) else {
+                continue;
+            };
+            let label = match kind {
+                NodeKind::Fact => match n.label.split_once(": ") {
+                    Some((subject, _)) => format!("{subject}: {old}"),
+                    None => continue,
+                },
+                _ => format!("Use {old}"),
+            };
+            let domain = n.domain;
+            let m = Mention {
+                label,
+                kind,
+                domain,
+                role: None,
+                strong: true,
+            };
+            if let Some(o) = self.upsert(&m, Some(s), self.cfg.decision_weight * 0.5, false)
+                && o != id
+                && !self.is_superseded(&o)
+            {
+                self.supersede(&id, &o);
+            }
+        }
     }
 
     /// The subject of a fact or procedure label ("request timeout" of
