@@ -1754,3 +1754,35 @@ fn a_thing_said_with_its_history_in_parentheses_gets_that_history() {
         "{live:?}"
     );
 }
+
+#[test]
+fn a_value_changed_after_the_reply_stated_it_keeps_the_reply_value_as_history() {
+    words();
+    for change in ["make it 200 KB", "the bundle budget should be 200 KB now"] {
+        let g = session_with_replies(&[
+            ("what's the bundle budget?", "The bundle budget is 250 KB."),
+            (change, ""),
+        ]);
+        let new = g
+            .nodes()
+            .into_iter()
+            .find(|n| n.kind == NodeKind::Fact && n.label == "bundle budget: 200 KB")
+            .unwrap_or_else(|| panic!("{change}: {:?}", in_force_of(&g, NodeKind::Fact)));
+        assert!(
+            g.supersedes(&new.id)
+                .iter()
+                .any(|o| o.label == "bundle budget: 250 KB"),
+            "{change}"
+        );
+    }
+    // A value said without a change is no update of the reply's.
+    let g = session_with_replies(&[
+        ("what's the bundle budget?", "The bundle budget is 250 KB."),
+        ("the hero image is 200 KB", ""),
+    ]);
+    assert!(
+        !in_force_of(&g, NodeKind::Fact)
+            .iter()
+            .any(|f| f == "bundle budget: 200 KB")
+    );
+}

@@ -114,6 +114,7 @@ impl Probe for HeuristicProbe {
             plan.turn_text = turn.user.clone();
             plan.last_drop = None;
             plan.prev_sentence.clear();
+            plan.prev_reply = previous_reply.to_owned();
             let user_sentences = extract::sentences(&turn.user);
             // "yes, do that": the proposal in the reply just before becomes
             // the user's decision.
@@ -238,6 +239,9 @@ struct Plan<'a> {
     last_drop: Option<NodeId>,
     /// The user's previous sentence in this turn ("Ask X. He's the DBA").
     prev_sentence: String,
+    /// The reply the user's turn answers ("the budget is 250 KB" before
+    /// "make it 200 KB").
+    prev_reply: String,
     /// How the probe's turns write their words inside sentences.
     usage: WordUse,
 }
@@ -317,6 +321,7 @@ impl<'a> Plan<'a> {
             turn_text: String::new(),
             last_drop: None,
             prev_sentence: String::new(),
+            prev_reply: String::new(),
             usage: WordUse::of(input.turns),
         }
     }
@@ -733,11 +738,16 @@ impl<'a> Plan<'a> {
             }
             // "ok so 12 per node": a number with the unit of exactly one fact
             // in force, and no subject of its own, updates that fact.
+            let mut said = fact.clone();
             if fact.is_none()
                 && let Some(r) = self.fact_by_unit(s).or_else(|| self.fact_by_pronoun(s))
             {
                 self.record(&r, &ids);
+                said = Some(r);
             }
+            // "make it 200 KB" after a reply that said "the budget is 250 KB":
+            // the reply's value is the history.
+            self.changed_from_reply(s, said.as_ref(), &ids);
             // A corrected number is a fact with history, a corrected choice
             // ("we use X, not Y") a decision; anything else the user
             // corrects is a correction.
@@ -1045,19 +1055,118 @@ impl<'a> Plan<'a> {
         let old_id = if known(self, old) {
             self.resolve(&old.label, NodeKind::Fact)
         } else {
-            let m = Mention {
-                label: old.label.clone(),
-                kind: NodeKind::Fact,
-                domain: dominant_of(ids, self),
-                role: None,
-                strong: true,
-            };
-            self.upsert(&m, None, self.cfg.decision_weight * 0.5, true)
+            self.faint_fact(&old.label, None, ids, true)
         };
         self.record(new, ids);
         if let (Some(o), Some(n)) = (old_id, self.resolve(&new.label, NodeKind::Fact)) {
             self.supersede(&n, &o);
         }
+    }
+
+    /// A value the user changes that the reply just before stated: "make it
+    /// 200 KB" or "the budget should be 200 KB then" after "The bundle
+    /// budget is 250 KB." The reply's fact (same subject, or the one fact
+    /// of that unit it states) is added faintly as the new value's history.
+    /// Only where the sentence says a change and the new value has none.
+    fn changed_from_reply(
+        &mut self,
+        s: &str,
+        said: Option<&extract::Record>,
+        ids: &[(NodeId, NodeKind)],
+    ) {
+        if self.prev_reply.trim().is_empty()
+            || s.trim_end().ends_with('?')
+            || !(extract::says_change(s) || extract::says_update(s))
+        {
+            return;
+        }
+        let stated: Vec<extract::Record> = extract::sentences(&self.prev_reply)
+            .iter()
+            .filter_map(|rs| extract::fact(rs))
+            .collect();
+        let value_of = |r: &extract::Record| {
+            r.label
+                .split_once(": ")
+                .map(|(_, v)| v.to_owned())
+                .unwrap_or_default()
+        };
+        let (new, old) = match said {
+            Some(r) => {
+                let subject = r.subject.as_deref().map(normalize_name).unwrap_or_default();
+                let unit = extract::value_unit(&value_of(r));
+                let mut fits = stated.iter().filter(|o| {
+                    o.subject.as_deref().map(normalize_name).as_deref() == Some(subject.as_str())
+                        && extract::value_unit(&value_of(o)) == unit
+                        && value_of(o).to_lowercase() != value_of(r).to_lowercase()
+                });
+                let Some(o) = fits.next() else { return };
+                if fits.next().is_some() {
+                    return;
+                }
+                (r.clone(), o.clone())
+            }
+            None => {
+                // A bare value: the one fact of its unit the reply states.
+                let Some(v) = extract::measures(s).into_iter().next() else {
+                    return;
+                };
+                let unit = extract::value_unit(&v);
+                let mut fits = stated
+                    .iter()
+                    .filter(|o| unit.is_some() && extract::value_unit(&value_of(o)) == unit);
+                let Some(o) = fits.next() else { return };
+                if fits.next().is_some() || value_of(o).to_lowercase() == v.to_lowercase() {
+                    return;
+                }
+                let Some(subject) = o.subject.as_deref() else {
+                    return;
+                };
+                (extract::Record::fact(subject, &v, s), o.clone())
+            }
+        };
+        // The new value already has a history: nothing to add.
+        let has_history = self.resolve(&new.label, NodeKind::Fact).is_some_and(|id| {
+            !self.input.graph.supersedes(&id).is_empty()
+                || self
+                    .edges
+                    .values()
+                    .any(|e| e.kind == EdgeKind::Supersedes && e.source == id)
+        });
+        if has_history {
+            return;
+        }
+        let Some(new_id) = self
+            .resolve(&new.label, NodeKind::Fact)
+            .filter(|id| self.input.graph.contains(id) || self.nodes.contains_key(id))
+        else {
+            // Not recorded yet: recorded now, with the old value.
+            self.value_change(&new, &old, ids);
+            return;
+        };
+        if let Some(o) = self.faint_fact(&old.label, Some(&old.sentence), ids, false)
+            && o != new_id
+            && !self.is_superseded(&o)
+        {
+            self.supersede(&new_id, &o);
+        }
+    }
+
+    /// An old value kept as history: a fact at half a decision's weight.
+    fn faint_fact(
+        &mut self,
+        label: &str,
+        sentence: Option<&str>,
+        ids: &[(NodeId, NodeKind)],
+        from_user: bool,
+    ) -> Option<NodeId> {
+        let m = Mention {
+            label: label.to_owned(),
+            kind: NodeKind::Fact,
+            domain: dominant_of(ids, self),
+            role: None,
+            strong: true,
+        };
+        self.upsert(&m, sentence, self.cfg.decision_weight * 0.5, from_user)
     }
 
     /// The facts in force whose value is measured in `unit`, as (subject,
