@@ -1479,10 +1479,10 @@ fn measured_values_shorter_names_and_pronouns_update_their_fact() {
     let cases = [
         // A verb of measuring links its subject.
         (
-            "the nightly import took 95 ms",
-            "re-measured: 72 ms",
-            "nightly import: 72 ms",
-            "95 ms",
+            "the nightly import took 96 ms",
+            "re-measured: 71 ms",
+            "nightly import: 71 ms",
+            "96 ms",
         ),
         (
             "the outage lasted 40 minutes",
@@ -1499,30 +1499,30 @@ fn measured_values_shorter_names_and_pronouns_update_their_fact() {
         ),
         // A shorter name comes back to the fuller one.
         (
-            "the cache ttl is 10 minutes",
-            "ttl of 5 minutes is better, change it",
-            "cache ttl: 5 minutes",
-            "10 minutes",
+            "the cache ttl is 12 minutes",
+            "ttl of 6 minutes is better, change it",
+            "cache ttl: 6 minutes",
+            "12 minutes",
         ),
         (
-            "the retry limit is 3",
-            "actually 5 retries",
-            "retry limit: 5",
-            "3",
+            "the retry limit is 4",
+            "actually 7 retries",
+            "retry limit: 7",
+            "4",
         ),
         // A day said to move, in a sentence that names the event.
         (
-            "the design review is on March 9",
-            "the review got pushed, new date March 16",
-            "design review: March 16",
-            "March 9",
+            "the design review is on May 6",
+            "the review got pushed, new date May 13",
+            "design review: May 13",
+            "May 6",
         ),
         // Values of one dimension: a size in another unit.
         (
-            "the upload size limit is 1 MB",
-            "limit: 100 KB then",
-            "upload size limit: 100 KB",
-            "1 MB",
+            "the upload size limit is 2 MB",
+            "limit: 500 KB then",
+            "upload size limit: 500 KB",
+            "2 MB",
         ),
         // "make it N": the fact talked about last, in its own unit.
         (
@@ -1532,10 +1532,10 @@ fn measured_values_shorter_names_and_pronouns_update_their_fact() {
             "6",
         ),
         (
-            "the request timeout is 30 seconds",
-            "bump it to 45",
-            "request timeout: 45 seconds",
-            "30 seconds",
+            "the request timeout is 20 seconds",
+            "bump it to 35",
+            "request timeout: 35 seconds",
+            "20 seconds",
         ),
     ];
     for (first, second, now, was) in cases {
@@ -1594,12 +1594,16 @@ fn a_change_that_names_both_sides_is_a_decision_without_a_cue() {
             "Alder Inn",
             "Quayside",
         ),
-        ("we replaced Plotlyx with visx last week", "visx", "Plotlyx"),
-        ("we're moving from Pulumi to Kamal", "Kamal", "Pulumi"),
         (
-            "payments will be handled by Quillpay, not Stripe",
+            "we replaced Corvel with vizzle last week",
+            "vizzle",
+            "Corvel",
+        ),
+        ("we're moving from Tarnish to Kelvane", "Kelvane", "Tarnish"),
+        (
+            "payments will be handled by Quillpay, not Ledgery",
             "Quillpay",
-            "Stripe",
+            "Ledgery",
         ),
     ];
     for (s, new, old) in cases {
@@ -1610,7 +1614,7 @@ fn a_change_that_names_both_sides_is_a_decision_without_a_cue() {
     }
     // A possibility, a value, or ordinary words decide nothing.
     for s in [
-        "we could replace Plotlyx with visx",
+        "we could replace Corvel with vizzle",
         "we moved from 10 to 20 workers",
         "it's a bug, not a feature",
         "we went from bad to worse",
@@ -1618,14 +1622,14 @@ fn a_change_that_names_both_sides_is_a_decision_without_a_cue() {
         assert!(extract::decision(s, None).is_none(), "{s}");
     }
     // The session keeps the old side as the new one's history.
-    let g = session(&["we replaced Plotlyx with visx last week"]);
+    let g = session(&["we replaced Corvel with vizzle last week"]);
     let decisions = in_force_of(&g, NodeKind::Decision);
     assert!(
-        decisions.iter().any(|d| d.contains("visx")),
+        decisions.iter().any(|d| d.contains("vizzle")),
         "{decisions:?}"
     );
     assert!(
-        !decisions.iter().any(|d| d == "Use Plotlyx"),
+        !decisions.iter().any(|d| d == "Use Corvel"),
         "{decisions:?}"
     );
 }
@@ -1634,9 +1638,9 @@ fn a_change_that_names_both_sides_is_a_decision_without_a_cue() {
 fn a_slot_said_to_hold_a_thing_is_a_choice_a_later_move_replaces() {
     words();
     for (s, chosen) in [
-        ("the chart library is Plotlyx", "Plotlyx"),
+        ("the chart library is Corvel", "Corvel"),
         ("our CI is Quillrun", "Quillrun"),
-        ("we switched the caterer to Fernhook", "Fernhook"),
+        ("we switched the caterer to Tansyfare", "Tansyfare"),
         ("logging moves to Pinolog", "Pinolog"),
     ] {
         let d = extract::decision(s, None).unwrap_or_else(|| panic!("no decision: {s}"));
@@ -1644,23 +1648,23 @@ fn a_slot_said_to_hold_a_thing_is_a_choice_a_later_move_replaces() {
     }
     // A slot that judges, a role, a value: no choice.
     for s in [
-        "the problem is Safari",
-        "the tech lead is Sam Okafor",
+        "the problem is Corvel",
+        "the tech lead is Sam Quenby",
         "we changed the page size to 50",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s}");
     }
     let g = session(&[
-        "the chart library is Plotlyx",
-        "ok so we switched the chart library to visx",
+        "the chart library is Corvel",
+        "ok so we switched the chart library to vizzle",
     ]);
     let decisions = in_force_of(&g, NodeKind::Decision);
     assert!(
-        decisions.iter().any(|d| d.starts_with("Use visx")),
+        decisions.iter().any(|d| d.starts_with("Use vizzle")),
         "{decisions:?}"
     );
     assert!(
-        !decisions.iter().any(|d| d.starts_with("Use Plotlyx")),
+        !decisions.iter().any(|d| d.starts_with("Use Corvel")),
         "{decisions:?}"
     );
 }
@@ -1669,9 +1673,9 @@ fn a_slot_said_to_hold_a_thing_is_a_choice_a_later_move_replaces() {
 fn a_change_written_down_or_imagined_decides_nothing() {
     words();
     for s in [
-        "Mention that we moved from Pulumi to Kamal, and why.",
-        "Note that the chart library is Plotlyx now.",
-        "the caterer could be Fernhook",
+        "Mention that we moved from Tarnish to Kelvane, and why.",
+        "Note that the chart library is Corvel now.",
+        "the caterer could be Tansyfare",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s}");
     }
@@ -1681,17 +1685,17 @@ fn a_change_written_down_or_imagined_decides_nothing() {
 fn times_of_events_and_prices_of_things_are_facts() {
     words();
     for (s, want) in [
-        ("our flight leaves at 07:15 on Friday", "flight: 07:15"),
+        ("our ferry leaves at 06:50 on Friday", "ferry: 06:50"),
         (
             "the deploy window opens at 22:00 UTC",
             "deploy window: 22:00",
         ),
         (
-            "the reading group meets Thursdays at 2pm",
-            "reading group: Thursdays at 2pm",
+            "the book club meets Tuesdays at 11am",
+            "book club: Tuesdays at 11am",
         ),
         ("Kickoff is Monday at 10am.", "kickoff: Monday at 10am"),
-        ("the movers will take the harp for £180 extra", "harp: £180"),
+        ("the movers will take the harp for £95 extra", "harp: £95"),
         ("we got the sofa for €300 in the end", "sofa: €300"),
     ] {
         let f = extract::fact(s).unwrap_or_else(|| panic!("no fact: {s}"));
@@ -1758,31 +1762,31 @@ fn a_thing_said_with_its_history_in_parentheses_gets_that_history() {
 #[test]
 fn a_value_changed_after_the_reply_stated_it_keeps_the_reply_value_as_history() {
     words();
-    for change in ["make it 200 KB", "the bundle budget should be 200 KB now"] {
+    for change in ["make it 60 KB", "the image budget should be 60 KB now"] {
         let g = session_with_replies(&[
-            ("what's the bundle budget?", "The bundle budget is 250 KB."),
+            ("what's the image budget?", "The image budget is 90 KB."),
             (change, ""),
         ]);
         let new = g
             .nodes()
             .into_iter()
-            .find(|n| n.kind == NodeKind::Fact && n.label == "bundle budget: 200 KB")
+            .find(|n| n.kind == NodeKind::Fact && n.label == "image budget: 60 KB")
             .unwrap_or_else(|| panic!("{change}: {:?}", in_force_of(&g, NodeKind::Fact)));
         assert!(
             g.supersedes(&new.id)
                 .iter()
-                .any(|o| o.label == "bundle budget: 250 KB"),
+                .any(|o| o.label == "image budget: 90 KB"),
             "{change}"
         );
     }
     // A value said without a change is no update of the reply's.
     let g = session_with_replies(&[
-        ("what's the bundle budget?", "The bundle budget is 250 KB."),
-        ("the hero image is 200 KB", ""),
+        ("what's the image budget?", "The image budget is 90 KB."),
+        ("the hero banner is 60 KB", ""),
     ]);
     assert!(
         !in_force_of(&g, NodeKind::Fact)
             .iter()
-            .any(|f| f == "bundle budget: 200 KB")
+            .any(|f| f == "image budget: 60 KB")
     );
 }

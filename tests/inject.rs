@@ -224,7 +224,7 @@ fn a_reply_that_arrives_after_its_question_was_probed_is_read_with_it() {
     turn(&mut s, 1, "how do I flash the board again?");
     s.record_reply("Run `zeph flash --runner jlink` from the app folder.", &[]);
     // The next probe reads the reply with the question it answers.
-    turn(&mut s, 2, "thanks, and Mirela Okafor is our firmware lead.");
+    turn(&mut s, 2, "thanks, and Mirela Quenby is our firmware lead.");
     let procedures: Vec<String> = s
         .graph
         .nodes()

@@ -379,8 +379,8 @@ fn as_written(span: &[&str], slot: &[String]) -> String {
 }
 
 /// A slot said to hold a named thing, or moved to one: "the chart library
-/// is Recharts", "our CI is Quillrun", "we switched the caterer to Green
-/// Fork", "logging moves to Pino". Read as "let's use X for the slot" and
+/// is Vizzle", "our CI is Quillrun", "we switched the caterer to
+/// Tansyfare", "logging moves to Logrim". Read as "let's use X for the slot" and
 /// "switch the slot to X", so a later change of the slot replaces it. A
 /// slot that judges ("the problem is X"), a role ("the lead is Sam") or a
 /// person decides nothing.
@@ -475,7 +475,7 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
             ..d
         });
     }
-    // "the chart library is Recharts".
+    // "the chart library is Vizzle".
     if k != opened
         || !lws
             .get(k)
@@ -499,9 +499,9 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
 }
 
 /// A sentence that names both sides of a change without a decision cue:
-/// "we booked the Alder Inn instead of the Quayside", "we replaced Plotly
-/// with visx", "we're moving from Pulumi to Kamal", "payments go through
-/// Quillpay, not Stripe". Read as "let's use X instead of Y" when both
+/// "we booked the Alder Inn instead of the Quayside", "we replaced Corvel
+/// with Vizzle", "we're moving from Tarnish to Kelvane", "payments go through
+/// Quillpay, not Ledgery". Read as "let's use X instead of Y" when both
 /// sides name a thing; a modal ("we could replace …") proposes, and
 /// decides nothing.
 fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
@@ -534,8 +534,8 @@ fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
         words[start..end].join(" ")
     };
     // The name that starts at word `from`, past a determiner: up to a
-    // function word, a clause's end or an ordinary lowercase word ("visx
-    // last week" → "visx"); at most four words.
+    // function word, a clause's end or an ordinary lowercase word ("vizzle
+    // last week" → "vizzle"); at most four words.
     let after = |from: usize| -> String {
         let mut k = from;
         while k < lws.len() && lexicon::is_stop(&lws[k]) {

@@ -742,7 +742,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         } else if p == "the" {
             value = format!("the {value}");
         } else if p == "at" && lexicon::is_weekday(p2) && clock_time(&value) {
-            // "Thursdays at 2pm": the day and the time.
+            // "Tuesdays at 11am": the day and the time.
             value = format!("{} at {value}", ws[vi - 2].text);
         }
     }
@@ -799,8 +799,8 @@ pub fn value_unit(value: &str) -> Option<String> {
         .map(|(_, u)| format!("/{u}"))
 }
 
-/// The pairs a text states as "X (was Y)" ("backbone: efficientnet_b2
-/// (was resnet18)", "lr 5e-4 (previously 3e-4)"; `history_markers.txt`):
+/// The pairs a text states as "X (was Y)" ("backbone: quillnet_b2
+/// (was plumenet18)", "lr 5e-4 (previously 3e-4)"; `history_markers.txt`):
 /// X is the word or two before the parenthesis, Y its first few words.
 pub fn stated_history(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -1414,7 +1414,7 @@ fn fact_at(
         }
         (!out.is_empty()).then(|| out.join(" "))
     };
-    // "take the piano for £180": a price is the price of the thing before
+    // "take the harp for £95": a price is the price of the thing before
     // "for".
     let priced = || {
         let money = ws[vi].raw.starts_with(['$', '€', '£']);

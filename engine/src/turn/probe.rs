@@ -239,8 +239,8 @@ struct Plan<'a> {
     last_drop: Option<NodeId>,
     /// The user's previous sentence in this turn ("Ask X. He's the DBA").
     prev_sentence: String,
-    /// The reply the user's turn answers ("the budget is 250 KB" before
-    /// "make it 200 KB").
+    /// The reply the user's turn answers ("the budget is 90 KB" before
+    /// "make it 60 KB").
     prev_reply: String,
     /// How the probe's turns write their words inside sentences.
     usage: WordUse,
@@ -745,7 +745,7 @@ impl<'a> Plan<'a> {
                 self.record(&r, &ids);
                 said = Some(r);
             }
-            // "make it 200 KB" after a reply that said "the budget is 250 KB":
+            // "make it 60 KB" after a reply that said "the budget is 90 KB":
             // the reply's value is the history.
             self.changed_from_reply(s, said.as_ref(), &ids);
             // A corrected number is a fact with history, a corrected choice
@@ -793,7 +793,7 @@ impl<'a> Plan<'a> {
         self.stated_history(s);
     }
 
-    /// "backbone: efficientnet_b2 (was resnet18)", said by either side: the
+    /// "backbone: quillnet_b2 (was plumenet18)", said by either side: the
     /// decision or fact in force that holds X gets Y as its history, when
     /// it has none naming Y yet.
     fn stated_history(&mut self, s: &str) {
@@ -886,7 +886,7 @@ impl<'a> Plan<'a> {
     /// Adds a fact, restriction, procedure or intention; a fact or procedure
     /// whose subject already holds another value supersedes it.
     fn record(&mut self, r: &extract::Record, ids: &[(NodeId, NodeKind)]) {
-        // "ttl of 5 minutes" after "cache ttl: 10 minutes": the same fact
+        // "ttl of 6 minutes" after "cache ttl: 12 minutes": the same fact
         // under fewer words takes the fuller subject.
         let related = self.related_fact(r);
         let renamed;
@@ -966,7 +966,7 @@ impl<'a> Plan<'a> {
 
     /// The one fact in force that `r` restates under a shorter subject: its
     /// words within the old subject's ("ttl" after "cache ttl", "retries"
-    /// after "retry limit"), the values of one dimension ("1 MB", "100 KB")
+    /// after "retry limit"), the values of one dimension ("2 MB", "500 KB")
     /// or the unit one of the subject's words. With the old subject, and
     /// whether it is the fuller. None where a fact has `r`'s own subject or
     /// more than one fits.
@@ -1064,8 +1064,8 @@ impl<'a> Plan<'a> {
     }
 
     /// A value the user changes that the reply just before stated: "make it
-    /// 200 KB" or "the budget should be 200 KB then" after "The bundle
-    /// budget is 250 KB." The reply's fact (same subject, or the one fact
+    /// 60 KB" or "the budget should be 60 KB then" after "The image
+    /// budget is 90 KB." The reply's fact (same subject, or the one fact
     /// of that unit it states) is added faintly as the new value's history.
     /// Only where the sentence says a change and the new value has none.
     fn changed_from_reply(
@@ -1256,7 +1256,7 @@ impl<'a> Plan<'a> {
 
     /// "make it 128", "bump that to 5": a change to a pronoun with one bare
     /// number is a new value of the fact talked about last, when that
-    /// fact's value is a count or a number in words ("30 seconds" → "45
+    /// fact's value is a count or a number in words ("20 seconds" → "35
     /// seconds").
     fn fact_by_pronoun(&self, s: &str) -> Option<extract::Record> {
         if s.trim().ends_with('?') || !extract::says_change(s) {
