@@ -123,6 +123,12 @@ impl Record {
             sentence: sentence.trim().to_owned(),
         }
     }
+
+    /// What the label says of its subject: "3 s" of "request timeout: 3 s"
+    /// (empty for a label without one).
+    pub fn value(&self) -> &str {
+        self.label.split_once(": ").map_or("", |(_, v)| v)
+    }
 }
 
 /// Splits text into sentences, dropping fenced code blocks.

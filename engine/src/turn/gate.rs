@@ -183,8 +183,9 @@ pub fn decide<K: KnownNames + ?Sized>(
     if triggers.contains(&Trigger::DomainShift) {
         inferred.push(Inferred::DomainShift);
     }
-    // Facts, rules, procedures, next steps, dates and quantities. Only what
-    // the graph does not hold yet (a record said again is not news).
+    // Values with their subject, rules, procedures, next steps, dates and
+    // quantities. Only what the graph does not hold yet (a record said
+    // again is not news).
     let mut memory = Vec::new();
     if extract::records(input.prompt)
         .iter()

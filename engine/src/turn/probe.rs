@@ -722,10 +722,8 @@ impl<'a> Plan<'a> {
             // sentence calls it.
             let fact = self.fact_by_echo(s, fact.as_ref()).or(fact);
             // The same value under another name is the same fact.
-            let value_of =
-                |r: &extract::Record| r.label.split_once(": ").map(|(_, v)| v.to_owned());
-            let event = extract::event(s)
-                .filter(|e| fact.as_ref().is_none_or(|f| value_of(f) != value_of(e)));
+            let event =
+                extract::event(s).filter(|e| fact.as_ref().is_none_or(|f| f.value() != e.value()));
             let records = [
                 fact.clone(),
                 event,
@@ -831,20 +829,11 @@ impl<'a> Plan<'a> {
                 });
             let Some((id, kind)) = holder else { continue };
             // Its history already names the old one.
-            let named = self
-                .input
-                .graph
-                .supersedes(&id)
+            if self
+                .history_of(&id)
                 .iter()
                 .any(|o| squash(&o.label).contains(&old_s))
-                || self.edges.values().any(|e| {
-                    e.kind == EdgeKind::Supersedes
-                        && e.source == id
-                        && self
-                            .node_ref(&e.target)
-                            .is_some_and(|o| squash(&o.label).contains(&old_s))
-                });
-            if named {
+            {
                 continue;
             }
             let Some(n) = self.node_ref(&id) else {
@@ -858,14 +847,7 @@ impl<'a> Plan<'a> {
                 _ => format!("Use {old}"),
             };
             let domain = n.domain;
-            let m = Mention {
-                label,
-                kind,
-                domain,
-                role: None,
-                strong: true,
-            };
-            if let Some(o) = self.upsert(&m, Some(s), self.cfg.decision_weight * 0.5, false)
+            if let Some(o) = self.faint(kind, label, domain, Some(s), false)
                 && o != id
                 && !self.is_superseded(&o)
             {
@@ -892,8 +874,7 @@ impl<'a> Plan<'a> {
         let renamed;
         let r = match &related {
             Some((_, subject, true)) => {
-                let value = r.label.split_once(": ").map_or("", |(_, v)| v);
-                renamed = extract::Record::fact(subject, value, &r.sentence);
+                renamed = extract::Record::fact(subject, r.value(), &r.sentence);
                 &renamed
             }
             _ => r,
@@ -911,8 +892,9 @@ impl<'a> Plan<'a> {
             strong: true,
         };
         // The same command under another task name is that procedure again.
+        let cmd = r.value();
         if r.kind == NodeKind::Procedure
-            && let Some((_, cmd)) = r.label.split_once(": ")
+            && !cmd.is_empty()
             && self.current_of_kind(NodeKind::Procedure).iter().any(|id| {
                 self.node_ref(id).is_some_and(|n| {
                     n.label != r.label && n.label.split_once(": ").is_some_and(|(_, c)| c == cmd)
@@ -983,17 +965,23 @@ impl<'a> Plan<'a> {
                 .collect()
         };
         let words = stems(&subject);
-        let value = r.label.split_once(": ")?.1;
+        let value = r.value();
         let unit = extract::value_unit(value);
         if words.is_empty() {
             return None;
         }
-        let said: Vec<String> = r
-            .sentence
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty() && !extract::lexicon::is_stop(&w.to_lowercase()))
-            .map(extract::stem)
-            .collect();
+        // The sentence's words, for a day said to move (below); only a date
+        // needs them.
+        let dated = unit.as_deref() == Some("date");
+        let said: Vec<String> = if dated {
+            r.sentence
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty() && !extract::lexicon::is_stop(&w.to_lowercase()))
+                .map(extract::stem)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let unit_in = |u: &Option<String>, ws: &[String]| {
             u.as_deref()
                 .is_some_and(|u| u.split_whitespace().any(|w| ws.contains(&extract::stem(w))))
@@ -1017,7 +1005,7 @@ impl<'a> Plan<'a> {
             // A day said to move is the day of the event the sentence
             // names ("the review slipped, it's the 28th now").
             let shorter = within(&words, &ow);
-            let moved_day = unit.as_deref() == Some("date")
+            let moved_day = dated
                 && (extract::says_change(&r.sentence) || extract::says_update(&r.sentence))
                 && ow.iter().any(|w| said.contains(w));
             if ow.is_empty() || !(shorter || moved_day) {
@@ -1055,7 +1043,8 @@ impl<'a> Plan<'a> {
         let old_id = if known(self, old) {
             self.resolve(&old.label, NodeKind::Fact)
         } else {
-            self.faint_fact(&old.label, None, ids, true)
+            let domain = dominant_of(ids, self);
+            self.faint(NodeKind::Fact, old.label.clone(), domain, None, true)
         };
         self.record(new, ids);
         if let (Some(o), Some(n)) = (old_id, self.resolve(&new.label, NodeKind::Fact)) {
@@ -1084,20 +1073,14 @@ impl<'a> Plan<'a> {
             .iter()
             .filter_map(|rs| extract::fact(rs))
             .collect();
-        let value_of = |r: &extract::Record| {
-            r.label
-                .split_once(": ")
-                .map(|(_, v)| v.to_owned())
-                .unwrap_or_default()
-        };
         let (new, old) = match said {
             Some(r) => {
                 let subject = r.subject.as_deref().map(normalize_name).unwrap_or_default();
-                let unit = extract::value_unit(&value_of(r));
+                let unit = extract::value_unit(r.value());
                 let mut fits = stated.iter().filter(|o| {
                     o.subject.as_deref().map(normalize_name).as_deref() == Some(subject.as_str())
-                        && extract::value_unit(&value_of(o)) == unit
-                        && value_of(o).to_lowercase() != value_of(r).to_lowercase()
+                        && extract::value_unit(o.value()) == unit
+                        && o.value().to_lowercase() != r.value().to_lowercase()
                 });
                 let Some(o) = fits.next() else { return };
                 if fits.next().is_some() {
@@ -1113,9 +1096,9 @@ impl<'a> Plan<'a> {
                 let unit = extract::value_unit(&v);
                 let mut fits = stated
                     .iter()
-                    .filter(|o| unit.is_some() && extract::value_unit(&value_of(o)) == unit);
+                    .filter(|o| unit.is_some() && extract::value_unit(o.value()) == unit);
                 let Some(o) = fits.next() else { return };
-                if fits.next().is_some() || value_of(o).to_lowercase() == v.to_lowercase() {
+                if fits.next().is_some() || o.value().to_lowercase() == v.to_lowercase() {
                     return;
                 }
                 let Some(subject) = o.subject.as_deref() else {
@@ -1125,13 +1108,9 @@ impl<'a> Plan<'a> {
             }
         };
         // The new value already has a history: nothing to add.
-        let has_history = self.resolve(&new.label, NodeKind::Fact).is_some_and(|id| {
-            !self.input.graph.supersedes(&id).is_empty()
-                || self
-                    .edges
-                    .values()
-                    .any(|e| e.kind == EdgeKind::Supersedes && e.source == id)
-        });
+        let has_history = self
+            .resolve(&new.label, NodeKind::Fact)
+            .is_some_and(|id| !self.history_of(&id).is_empty());
         if has_history {
             return;
         }
@@ -1143,26 +1122,34 @@ impl<'a> Plan<'a> {
             self.value_change(&new, &old, ids);
             return;
         };
-        if let Some(o) = self.faint_fact(&old.label, Some(&old.sentence), ids, false)
-            && o != new_id
+        let domain = dominant_of(ids, self);
+        if let Some(o) = self.faint(
+            NodeKind::Fact,
+            old.label.clone(),
+            domain,
+            Some(&old.sentence),
+            false,
+        ) && o != new_id
             && !self.is_superseded(&o)
         {
             self.supersede(&new_id, &o);
         }
     }
 
-    /// An old value kept as history: a fact at half a decision's weight.
-    fn faint_fact(
+    /// An old choice or value kept as the history of a new one, never
+    /// recorded in force: a node at half a decision's weight.
+    fn faint(
         &mut self,
-        label: &str,
+        kind: NodeKind,
+        label: String,
+        domain: Domain,
         sentence: Option<&str>,
-        ids: &[(NodeId, NodeKind)],
         from_user: bool,
     ) -> Option<NodeId> {
         let m = Mention {
-            label: label.to_owned(),
-            kind: NodeKind::Fact,
-            domain: dominant_of(ids, self),
+            label,
+            kind,
+            domain,
             role: None,
             strong: true,
         };
@@ -1212,7 +1199,7 @@ impl<'a> Plan<'a> {
                 // The new value: the fact the sentence states, else the
                 // first other value of that unit.
                 let new = fact
-                    .map(|f| f.label.split_once(": ").map_or("", |(_, v)| v).to_owned())
+                    .map(|f| f.value().to_owned())
                     .into_iter()
                     .chain(said.iter().cloned())
                     .find(|v| {
@@ -1416,6 +1403,18 @@ impl<'a> Plan<'a> {
                 .edges
                 .values()
                 .any(|e| e.kind == EdgeKind::Supersedes && &e.target == id)
+    }
+
+    /// What a node replaces, in the graph or in this plan.
+    fn history_of(&self, id: &NodeId) -> Vec<&Node> {
+        let mut out = self.input.graph.supersedes(id);
+        out.extend(
+            self.edges
+                .values()
+                .filter(|e| e.kind == EdgeKind::Supersedes && &e.source == id)
+                .filter_map(|e| self.node_ref(&e.target)),
+        );
+        out
     }
 
     /// Every decision (in force or not) whose choice answers to `name`.
@@ -1650,14 +1649,8 @@ impl<'a> Plan<'a> {
                 let dropped = self
                     .known_long_form(dropped)
                     .unwrap_or_else(|| dropped.to_owned());
-                let m = Mention {
-                    label: format!("Use {dropped}"),
-                    kind: NodeKind::Decision,
-                    domain: Domain::Project,
-                    role: None,
-                    strong: true,
-                };
-                match self.upsert(&m, None, self.cfg.decision_weight * 0.5, true) {
+                let label = format!("Use {dropped}");
+                match self.faint(NodeKind::Decision, label, Domain::Project, None, true) {
                     Some(h) => targets.push(h),
                     None => return,
                 }
@@ -1911,14 +1904,9 @@ impl<'a> Plan<'a> {
             && r.split_whitespace().count() <= 4
         {
             let r = self.known_long_form(r).unwrap_or_else(|| r.to_owned());
-            let m = Mention {
-                label: format!("Use {r}"),
-                kind: NodeKind::Decision,
-                domain,
-                role: None,
-                strong: true,
-            };
-            if let Some(hid) = self.upsert(&m, None, self.cfg.decision_weight * 0.5, true) {
+            if let Some(hid) =
+                self.faint(NodeKind::Decision, format!("Use {r}"), domain, None, true)
+            {
                 replaced.push(hid);
             }
         }
