@@ -83,6 +83,14 @@ fn padded_words(text: &str) -> String {
 /// How much a file or identifier node's match counts.
 const POINTER_FACTOR: f64 = 0.3;
 
+/// The relevance (of the best match's 1) of a node in force of the kind a
+/// question asks for that its words do not match, and how many of each
+/// kind stand in so: a question in other words than what was said ("when
+/// do the movers come?" of "the van is booked for the 3rd") still finds
+/// the dates, choices or commands the memory holds.
+const KIND_FILL: f64 = 0.4;
+const KIND_FILL_NODES: usize = 4;
+
 /// The share of a matched turn's relevance that the next turn gets when
 /// the matched turn's reply ends on a question (the next turn answers it).
 const FOLLOW_FACTOR: f64 = 0.9;
@@ -306,7 +314,7 @@ struct TurnGroup {
 /// turns shown: the best matched turn is shown nearly whole (its answer is
 /// often a sentence that shares no word with the question), the rest as
 /// excerpts.
-const EXCERPT_TOKENS: [usize; 3] = [320, 200, 150];
+const EXCERPT_TOKENS: [usize; 3] = [600, 400, 300];
 
 /// What a turn hit shows: its matching passages, best first, each with the
 /// one after it (an answer follows its question), and the other side's
@@ -1041,6 +1049,33 @@ impl<'a> SearchIndex<'a> {
             }
         }
 
+        // The nodes in force of an asked kind stand in, low, where the
+        // question's words miss them ("when do the movers come?" is asked of
+        // a date said in other words).
+        for k in &asked {
+            let mut of_kind: Vec<(usize, usize)> = Vec::new();
+            for (gi, ns) in nodes.iter().enumerate() {
+                for (ni, n) in ns.iter().enumerate() {
+                    if n.kind == *k
+                        && !rel.contains_key(&Doc::Node(gi, ni))
+                        && sources[gi].graph.superseded_by(&n.id).is_none()
+                    {
+                        of_kind.push((gi, ni));
+                    }
+                }
+            }
+            of_kind.sort_by(|a, b| {
+                nodes[b.0][b.1]
+                    .weight
+                    .total_cmp(&nodes[a.0][a.1].weight)
+                    .then_with(|| a.cmp(b))
+            });
+            for (gi, ni) in of_kind.into_iter().take(KIND_FILL_NODES) {
+                let why = format!("a {} in force (the question asks for one)", k.as_str());
+                rel.insert(Doc::Node(gi, ni), (KIND_FILL, vec![why]));
+            }
+        }
+
         // Neighbours of the best matched nodes, at a decayed score.
         let seeds = best_nodes(&rel, 8, |_| true);
         for (doc, s) in seeds {
@@ -1507,7 +1542,13 @@ fn home_session(hits: &[Hit]) -> Option<String> {
 
 /// Packs hits into the budget: greedy by value per token among the
 /// relevant ones, shown in relevance order; what does not fit is named.
-fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: usize) -> Answer {
+fn pack(
+    query: &str,
+    budget: usize,
+    mut hits: Vec<Hit>,
+    notes: Vec<String>,
+    limit: usize,
+) -> Answer {
     if hits.is_empty() {
         let mut text = format!("nothing in memory matches {query:?}\n");
         for n in &notes {
@@ -1556,6 +1597,16 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
             used += costs[i];
             count += 1;
         }
+    }
+    // Room left over goes to the best turn that did not fit whole, cut to
+    // the room (the raw-turn baseline packs the same way): a relevant turn
+    // half shown beats budget left unused.
+    if count < limit
+        && let Some(i) = (0..hits.len()).find(|&i| !chosen[i] && hits[i].kind != "node")
+        && let Some(cut) = cut_to(&hits[i], room.saturating_sub(used), home)
+    {
+        hits[i] = cut;
+        chosen[i] = true;
     }
     // The header names the session only when a shown turn leaves it out.
     let home = home.filter(|s| {
@@ -1642,6 +1693,47 @@ fn pack(query: &str, budget: usize, hits: Vec<Hit>, notes: Vec<String>, limit: u
         notes,
         text,
     }
+}
+
+/// Fewest tokens a cut turn is worth showing in.
+const LEAST_CUT: usize = 30;
+
+/// A turn hit cut, by words from its end, to fit `room` tokens as
+/// [`hit_text`] writes it; `None` when too little of it would fit.
+fn cut_to(hit: &Hit, room: usize, home: Option<&str>) -> Option<Hit> {
+    if room < LEAST_CUT {
+        return None;
+    }
+    let words: Vec<Vec<&str>> = hit
+        .evidence
+        .iter()
+        .map(|e| e.text.split_whitespace().collect())
+        .collect();
+    let total: usize = words.iter().map(Vec::len).sum();
+    let keep = |k: usize| -> Hit {
+        let mut left = k;
+        let mut out = hit.clone();
+        out.evidence.clear();
+        for (e, w) in hit.evidence.iter().zip(&words) {
+            if left == 0 {
+                break;
+            }
+            let n = w.len().min(left);
+            left -= n;
+            let mut e = e.clone();
+            e.text = w[..n].join(" ");
+            if n < w.len() {
+                e.text.push_str(" …");
+            }
+            out.evidence.push(e);
+        }
+        out
+    };
+    let k = most_that_fit(total, |k| {
+        k == 0 || count_tokens(&hit_text(0, &keep(k), home)) <= room
+    });
+    let cut = keep(k);
+    (k > 0 && count_tokens(&hit_text(0, &cut, home)) >= LEAST_CUT).then_some(cut)
 }
 
 /// Tokens of whole lines of an answer (text ending in a line break), so
@@ -1838,6 +1930,77 @@ mod tests {
         assert_eq!(a.hits[0].kind, "said", "{}", a.text);
         assert!(a.text.contains("three times"), "{}", a.text);
         assert!(a.tokens <= 800);
+    }
+
+    #[test]
+    fn a_question_in_other_words_still_finds_what_its_kind_holds() {
+        let (mut g, eps) = sample();
+        g.upsert_node(node("van booking: the 3rd", NodeKind::Fact, ""));
+        g.upsert_node(node("budget: 900", NodeKind::Fact, ""));
+        let src = Sources {
+            graphs: vec![GraphSource {
+                name: "session".into(),
+                graph: &g,
+            }],
+            episodes: eps,
+        };
+        let o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
+        // No word of the question is in the fact, but a fact is asked for.
+        let a = search(src, "when do the movers come?", &o, None);
+        let shown: Vec<&str> = a.hits.iter().map(|h| h.label.as_str()).collect();
+        assert!(shown.contains(&"van booking: the 3rd"), "{}", a.text);
+        assert!(
+            a.hits
+                .iter()
+                .all(|h| h.node_kind != Some(NodeKind::Decision))
+        );
+        // A superseded node never stands in, and nothing stands in where no
+        // kind is asked for.
+        let (g, eps) = sample();
+        let src = Sources {
+            graphs: vec![GraphSource {
+                name: "session".into(),
+                graph: &g,
+            }],
+            episodes: eps,
+        };
+        let a = search(src, "what did we decide about the flowers?", &o, None);
+        assert_eq!(a.hits[0].label, "Use daily partitions", "{}", a.text);
+        // The old choice comes only as the history of the new one.
+        for h in &a.hits[1..] {
+            assert!(h.why.iter().all(|w| !w.contains("in force")), "{}", a.text);
+        }
+        assert!(run("the flowers", 800).hits.is_empty());
+    }
+
+    #[test]
+    fn a_turn_that_does_not_fit_whole_is_cut_to_the_room_left() {
+        let (g, mut eps) = sample();
+        let long =
+            "The billing retry schedule waits one hour, then six hours, then a day. ".repeat(12);
+        eps.push(ep(7, Speaker::Assistant, "2026-05-04T10:00:00Z", &long));
+        let src = Sources {
+            graphs: vec![GraphSource {
+                name: "session".into(),
+                graph: &g,
+            }],
+            episodes: eps,
+        };
+        let mut o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
+        o.budget = 160;
+        let a = search(src, "billing retry schedule", &o, None);
+        assert!(a.tokens <= 160, "{}", a.text);
+        let cut = a
+            .hits
+            .iter()
+            .find(|h| h.label == "turn 7")
+            .unwrap_or_else(|| panic!("turn 7 not shown: {}", a.text));
+        assert!(cut.evidence[0].text.ends_with(" …"), "{}", a.text);
+        assert!(
+            cut.evidence[0]
+                .text
+                .starts_with("The billing retry schedule waits")
+        );
     }
 
     #[test]
