@@ -58,11 +58,61 @@ fn people_from_roles_appositions_and_lowercase() {
             "Ysolde, who looks after our servers, needs a heads-up.",
             "Ysolde",
         ),
+        // A role in parentheses, after a lowercase name too.
+        ("orsk (my manager) says the beta slips a week.", "orsk"),
+        ("brivel (he's our PM) asked about the copy.", "brivel"),
+        ("Quennet (chair of the board) signs it off.", "Quennet"),
+        // A role before a linking verb; a pronoun further on.
+        ("the flat is nice, landlord is Taddeo though.", "Taddeo"),
+        (
+            "Ismay will run the regression pass on staging, she's our QA engineer.",
+            "Ismay",
+        ),
+        // Where they are from, then what people do.
+        ("Orlaith from Vantley emailed, she's the letting agent.", "Orlaith"),
+        // Verbs only people do; a bare word where only a name can stand.
+        ("Kesslyn rang again about the van.", "Kesslyn"),
+        ("fenwy and I agreed on the budget.", "fenwy"),
+        ("also fenwy's mum wants to help on sunday.", "fenwy"),
     ];
     for (s, name) in cases {
         let got = kinds(s);
         assert!(
             got.contains(&((*name).to_owned(), NodeKind::Person)),
+            "{s:?} → {got:?}"
+        );
+    }
+    // The roles as words, without the pronoun or determiner around them.
+    let role = |s: &str, name: &str| {
+        words();
+        extract::mentions(s, None)
+            .into_iter()
+            .find(|m| m.label == name)
+            .and_then(|m| m.role)
+    };
+    assert_eq!(
+        role("brivel (he's our PM) asked about the copy.", "brivel").as_deref(),
+        Some("PM")
+    );
+    assert_eq!(
+        role("the flat is nice, landlord is Taddeo though.", "Taddeo").as_deref(),
+        Some("landlord")
+    );
+    // The place after "from" is not the person, even before a verb or a
+    // pronoun; a word set off by a comma gets no role from a later pronoun.
+    for (s, not_person) in [
+        ("Orlaith from Vantley emailed, she's the letting agent.", "Vantley"),
+        ("I met Peregrin from Oxley, she said hi.", "Oxley"),
+        (
+            "Incidentally, tobin will do the visual design, he's our designer.",
+            "Incidentally",
+        ),
+        ("the client's partner called about it.", "client"),
+        ("Logs from Grelm said nothing useful.", "Logs"),
+    ] {
+        let got = kinds(s);
+        assert!(
+            !got.contains(&(not_person.to_owned(), NodeKind::Person)),
             "{s:?} → {got:?}"
         );
     }

@@ -287,16 +287,51 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 String::new()
             };
             // "X — he's the product manager", "X approves windows, she's the EM".
-            let by_pronoun = || (j..(j + 6).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k));
-            let role = role_after(&ws, j)
-                .or_else(|| role_before(&ws, i))
-                .or_else(by_pronoun);
+            // "X from Acme emailed": a name, then where they are from, then
+            // what people do. The place's name after "from" is not the one
+            // who emailed, and a pronoun after it speaks of the name.
+            let org_end = (after == "from"
+                && ws.get(j + 1).is_some_and(|n| is_capitalized(n.text))
+                && !(w.sentence_start && j - i == 1 && common_at_start(w.text)))
+            .then(|| {
+                let mut k = j + 1;
+                while k < ws.len() && k - j <= 3 && is_capitalized(ws[k].text) {
+                    k += 1;
+                }
+                k
+            })
+            .filter(|&k| {
+                lexicon::PERSON_AFTER.contains(&lower_run(&ws, k, 1))
+                    || lexicon::PERSON_AFTER.contains(&lower_run(&ws, k, 2))
+            });
+            let from_org = org_end.is_some();
+            let after_from = before == "from" && i >= 2 && is_capitalized(ws[i - 2].text);
+            // A word set off by a comma ("Incidentally, x will …") is not
+            // the subject a later pronoun speaks of.
+            let by_pronoun = || {
+                if ws[j - 1].raw.ends_with(',') {
+                    (j..(j + 6).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k))
+                } else {
+                    pronoun_role_near(&ws, org_end.unwrap_or(j))
+                }
+            };
+            let role = if after_from {
+                None
+            } else {
+                role_after(&ws, j)
+                    .or_else(|| role_before(&ws, i))
+                    .or_else(|| copula_role_before(&ws, i))
+                    .or_else(by_pronoun)
+            };
             // "X, he …", "X, who looks after …": only people take these.
-            let pronoun_next = (ws[j - 1].raw.ends_with(',')
-                && lexicon::THIRD_PERSON_PRONOUNS.contains(&after))
-                || after == "who";
-            let person_cue = lexicon::PERSON_AFTER.contains(&after)
-                || lexicon::PERSON_AFTER.contains(&after2)
+            let pronoun_next = !after_from
+                && ((ws[j - 1].raw.ends_with(',')
+                    && lexicon::THIRD_PERSON_PRONOUNS.contains(&after))
+                    || after == "who");
+            let person_cue = (!after_from
+                && (lexicon::PERSON_AFTER.contains(&after)
+                    || lexicon::PERSON_AFTER.contains(&after2)))
+                || from_org
                 || role.is_some()
                 || pronoun_next
                 || (lexicon::PERSON_BEFORE.contains(&before) && i > 0);
@@ -390,8 +425,21 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 })
             };
             let role = lower_role_after(&ws, i + 1)
+                .or_else(|| paren_role(&ws, i + 1))
                 .or_else(det_role)
                 .or_else(described);
+            // A bare word where only a name can stand: "x and I …" opening
+            // a clause, "x's mum" (a word that needs a determiner would
+            // have one: "the client's partner").
+            let rare = lexicon::zipf(w.text).is_none_or(|z| z < 5.0);
+            let no_det = i == 0 || !lexicon::DETERMINERS.contains(&lw_at(&ws, i - 1));
+            let with_me = subject
+                && lw_at(&ws, i + 1) == "and"
+                && lw_at(&ws, i + 2) == "i"
+                && !w.raw.ends_with([',', '.', ';', ':']);
+            let kin = (w.raw.ends_with("'s") || w.raw.ends_with("’s"))
+                && lexicon::RELATION_NOUNS.contains(&lw_at(&ws, i + 1));
+            let bare_name = rare && no_det && (with_me || kin);
             let asked = i > 0
                 && lexicon::ASK_VERBS.contains(&ws[i - 1].text.to_lowercase())
                 && ws[i - 1].raw.chars().all(|c| c.is_alphabetic())
@@ -402,7 +450,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             }) && lexicon::frequencies_loaded()
                 && lexicon::zipf(w.text).is_none()
                 && !w.text.contains('-');
-            if let Some(role) = role.or((asked || verb_after).then(String::new)) {
+            if let Some(role) = role.or((asked || verb_after || bare_name).then(String::new)) {
                 out.push(Mention {
                     label: w.text.to_owned(),
                     kind: NodeKind::Person,
@@ -480,6 +528,9 @@ pub(super) fn names_role(phrase: &str) -> bool {
 /// "is our SRE", "just became our tech lead", "from finance".
 pub(super) fn role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
     let next = ws.get(j)?;
+    if let Some(role) = paren_role(ws, j) {
+        return Some(role);
+    }
     if next.raw.starts_with('(') {
         let mut parts = Vec::new();
         for w in &ws[j..ws.len().min(j + 5)] {
@@ -498,6 +549,55 @@ pub(super) fn role_after(ws: &[Word<'_>], j: usize) -> Option<String> {
         return names_role(&role).then_some(role);
     }
     lower_role_after(ws, j)
+}
+
+/// A role in parentheses right after a name, as its words: "(designer)",
+/// "(my manager)", "(he's our PM)", "(chair of the board)" → "designer",
+/// "manager", "PM", "chair".
+pub(super) fn paren_role(ws: &[Word<'_>], j: usize) -> Option<String> {
+    if !ws.get(j)?.raw.starts_with('(') {
+        return None;
+    }
+    let k = match pronoun_role_at(ws, j) {
+        Some(role) => return Some(role),
+        None => j,
+    };
+    role_phrase_at(ws, k)
+}
+
+/// A role a linking verb gives the name after it: "the landlord is X",
+/// "our PM is X" → "landlord", "PM" (the run of role words before the verb).
+pub(super) fn copula_role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
+    if i < 2 || !lexicon::COPULAS.contains(&lw_at(ws, i - 1)) {
+        return None;
+    }
+    let is_role = |w: &Word<'_>| {
+        let l = w.text.to_lowercase();
+        (lexicon::is_role_noun(&l) || lexicon::RELATION_NOUNS.contains(&l))
+            && w.raw.chars().all(|c| c.is_alphanumeric() || c == '-')
+    };
+    let mut start = i - 1;
+    while start > 0 && i - 1 - start < 2 && is_role(&ws[start - 1]) {
+        start -= 1;
+    }
+    (start < i - 1).then(|| {
+        ws[start..i - 1]
+            .iter()
+            .map(|w| w.text)
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+/// The role a pronoun gives a name within the next words of its sentence
+/// ("X will run the tests on staging, she's our QA engineer"), while no
+/// other name (a capitalised word that is not an acronym) comes between.
+fn pronoun_role_near(ws: &[Word<'_>], from: usize) -> Option<String> {
+    (from..(from + 15).min(ws.len()))
+        .take_while(|&k| {
+            !is_capitalized(ws[k].text) || ws[k].sentence_start || is_acronym(ws[k].text)
+        })
+        .find_map(|k| pronoun_role_at(ws, k))
 }
 
 /// The verb patterns after a name that give its role.
