@@ -69,7 +69,10 @@ fn people_from_roles_appositions_and_lowercase() {
             "Ismay",
         ),
         // Where they are from, then what people do.
-        ("Orlaith from Vantley emailed, she's the letting agent.", "Orlaith"),
+        (
+            "Orlaith from Vantley emailed, she's the letting agent.",
+            "Orlaith",
+        ),
         // Verbs only people do; a bare word where only a name can stand.
         ("Kesslyn rang again about the van.", "Kesslyn"),
         ("fenwy and I agreed on the budget.", "fenwy"),
@@ -101,7 +104,10 @@ fn people_from_roles_appositions_and_lowercase() {
     // The place after "from" is not the person, even before a verb or a
     // pronoun; a word set off by a comma gets no role from a later pronoun.
     for (s, not_person) in [
-        ("Orlaith from Vantley emailed, she's the letting agent.", "Vantley"),
+        (
+            "Orlaith from Vantley emailed, she's the letting agent.",
+            "Vantley",
+        ),
         ("I met Peregrin from Oxley, she said hi.", "Oxley"),
         (
             "Incidentally, tobin will do the visual design, he's our designer.",
@@ -242,6 +248,20 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
         assert_eq!(d.chosen.as_deref(), Some(chosen), "{d:?}");
     }
     assert!(extract::decision("it is what it is", None).is_none());
+    // The idiom may end its clause mid-sentence, the choice in lowercase.
+    let d = extract::decision("ok fine, zorplet 2.4 it is, pinned at 2.4.9.", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.label, "Use zorplet 2.4");
+    // A choice put off is not made; "let's go to X" makes one.
+    for s in [
+        "moving to Quillo is a later problem, not now",
+        "switching to Brokk can wait until after the release",
+    ] {
+        assert!(extract::decision(s, None).is_none(), "{s:?}");
+    }
+    let d = extract::decision("sure, let's go to Brokk 7 as part of this.", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("Brokk"), "{d:?}");
     // "let's use that" takes the thing the clause before it named.
     let d = extract::decision("the Zorpo clock is cheaper, let's use that", None)
         .unwrap_or_else(|| panic!("none"));
@@ -545,6 +565,16 @@ fn in_force_of(g: &Graph, kind: NodeKind) -> Vec<String> {
 #[test]
 fn a_changed_decision_supersedes_however_it_is_phrased() {
     let cases: &[(&[&str], &str, &str)] = &[
+        // The same thing at another version is another choice: A → B → A.
+        (
+            &[
+                "sure, let's go to Brokk 7.2 as part of this.",
+                "ok fine, Brokk 6.5 it is, pinned at 6.5.12.",
+                "so: back to Brokk 7.2 in this release.",
+            ],
+            "7.2",
+            "6.5",
+        ),
         (
             &[
                 "Let's go with Zephyrq for the queue.",

@@ -171,6 +171,13 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
     if let Some(d) = change_of_mind(trimmed, root) {
         return Some(d);
     }
+    // Put off, not decided: "moving to X is a problem for later".
+    if lexicon::DEFERRAL_CUES
+        .iter()
+        .any(|c| find_ci(trimmed, c).is_some())
+    {
+        return None;
+    }
     for cue in lexicon::DECISION_CUES.iter() {
         let Some(at) = find_ci(trimmed, cue) else {
             continue;
@@ -622,6 +629,15 @@ fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
 /// "X it is." (the idiom that settles a choice): X, a few words long.
 fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let s = sentence.trim().trim_end_matches(['.', '!']).trim();
+    // The idiom ends its clause: "ok, X it is, pinned at 6.5.12".
+    let s = s
+        .split([',', ';'])
+        .map(str::trim)
+        .find(|c| {
+            let c = strip_suffix_ci(c, " then").unwrap_or(c);
+            strip_suffix_ci(c, " it is").is_some()
+        })
+        .map_or(s, |c| &s[..s.find(c).unwrap_or(0) + c.len()]);
     let s = strip_suffix_ci(s, " then")
         .unwrap_or(s)
         .trim_end_matches(',');

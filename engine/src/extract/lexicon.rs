@@ -185,6 +185,11 @@ list!(
     "Phrases that refuse a choice."
 );
 list!(
+    DEFERRAL_CUES,
+    "deferral_cues.txt",
+    "Phrases that put a choice off for later."
+);
+list!(
     CONTRAST_CUES,
     "contrast_cues.txt",
     "Words that set a new choice against an old one."
@@ -708,6 +713,7 @@ mod tests {
             &*REJECTION_CUES,
             &*RETURN_CUES,
             &*NEGATION_CUES,
+            &*DEFERRAL_CUES,
             &*CONTRAST_CUES,
             &*ACCEPT_CUES,
             &*AFFIRMATIONS,

@@ -197,6 +197,19 @@ impl Probe for HeuristicProbe {
     }
 }
 
+/// The version a decision's label gives its choice: its first number
+/// ("Use X 7.2 in this release" → "7.2", "Use v3 of the schema" → "3").
+fn version_of(label: &str) -> Option<String> {
+    label.split_whitespace().find_map(|w| {
+        let w = w.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '(' | ')' | '`' | '"'));
+        let w = w.trim_end_matches('.');
+        let n = w.strip_prefix(['v', 'V']).unwrap_or(w);
+        (n.starts_with(|c: char| c.is_ascii_digit())
+            && n.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .then(|| n.to_owned())
+    })
+}
+
 fn strip_root(path: &str, root: Option<&str>) -> String {
     if let Some(r) = root
         && let Some(rest) = path.strip_prefix(r.trim_end_matches('/'))
@@ -1418,6 +1431,16 @@ impl<'a> Plan<'a> {
     }
 
     /// Every decision (in force or not) whose choice answers to `name`.
+    /// Whether decision `id` names its choice at a version other than
+    /// `version` (both known).
+    fn other_version(&self, id: &NodeId, version: Option<&str>) -> bool {
+        version.is_some_and(|v| {
+            self.node_ref(id)
+                .and_then(|n| version_of(&n.label))
+                .is_some_and(|o| o != v)
+        })
+    }
+
     fn decisions_choosing(&self, name: &str) -> Vec<NodeId> {
         if name == extract::PREVIOUS_CHOICE {
             return self.previous_choice(None).into_iter().collect();
@@ -1708,11 +1731,14 @@ impl<'a> Plan<'a> {
         // Going back to (or keeping) an earlier choice.
         let mut topic = d.topic.clone();
         let earlier = self.decisions_choosing(&chosen_name);
+        // The same thing at another version ("X 6.5" after "X 7.2") is
+        // another choice, not the same one again.
+        let version = version_of(&d.label);
         // The same choice again (a restatement, an accepted proposal of what
         // is already decided) strengthens the decision in force.
         let live_same: Vec<NodeId> = earlier
             .iter()
-            .filter(|id| !self.is_superseded(id))
+            .filter(|id| !self.is_superseded(id) && !self.other_version(id, version.as_deref()))
             .cloned()
             .collect();
         let replaces_live = d.replaced.as_deref().is_some_and(|r| {
@@ -1916,10 +1942,11 @@ impl<'a> Plan<'a> {
                 continue;
             }
             let old_choice = self.choice_of(&n);
-            if old_choice.is_some() && old_choice == chosen_id {
+            let by_version = earlier.contains(&n) && self.other_version(&n, version.as_deref());
+            if old_choice.is_some() && old_choice == chosen_id && !by_version {
                 continue;
             }
-            let by_replaced = replaced.contains(&n);
+            let by_replaced = replaced.contains(&n) || by_version;
             // The sentence names the old choice while making the new one:
             // "the hourly run is overkill, put it back to daily".
             let said = if self.turn_text.is_empty() {
