@@ -159,6 +159,15 @@ fn a_role_in_the_next_sentence_makes_the_name_before_it_a_person() {
 }
 
 #[test]
+fn an_ampersand_joins_a_name() {
+    let got = kinds("found one! Quorrel & Sons came round this afternoon.");
+    assert!(got.iter().any(|(l, _)| l == "Quorrel & Sons"), "{got:?}");
+    // Only between capitalised words.
+    let got = kinds("Quorrel & the others came round.");
+    assert!(got.iter().all(|(l, _)| !l.contains('&')), "{got:?}");
+}
+
+#[test]
 fn calendar_words_titles_and_reactions_are_never_entities() {
     for s in [
         "Wow, that was fast.",
@@ -259,6 +268,13 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
     ] {
         assert!(extract::decision(s, None).is_none(), "{s:?}");
     }
+    // "and I've …" opens a clause of its own.
+    let d = extract::decision(
+        "we're going with Quillo and I've told Brokk we're out.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.label, "Use Quillo");
     let d = extract::decision("sure, let's go to Brokk 7 as part of this.", None)
         .unwrap_or_else(|| panic!("none"));
     assert_eq!(d.chosen.as_deref(), Some("Brokk"), "{d:?}");
@@ -1589,6 +1605,14 @@ fn measured_values_shorter_names_and_pronouns_update_their_fact() {
             "actually 7 retries",
             "retry limit: 7",
             "4",
+        ),
+        // A fuller name of the same head, said with a change; a label
+        // before a colon names the value after it.
+        (
+            "budget: we agreed £900 for the whole trip itself",
+            "we're putting the travel budget up to £1,100",
+            "budget: £1,100",
+            "£900",
         ),
         // A day said to move, in a sentence that names the event.
         (

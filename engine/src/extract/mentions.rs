@@ -265,18 +265,27 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         if (is_capitalized(w.text) || acronym_led) && !lexicon::is_closed_class(&lower) {
             // Merge a run of capitalised words (and acronyms) into one name.
             let mut j = i + 1;
+            // "Kettle & Sons": an ampersand between capitalised words joins
+            // them into one name.
+            let mut amp = false;
             while j < ws.len()
                 && j - i < 3
                 && (is_capitalized(ws[j].text) || is_acronym(ws[j].text))
                 && !ws[j].raw.starts_with(['(', '[', '"', '\''])
                 && !lexicon::is_closed_class(&ws[j].text.to_lowercase())
                 && !ws[j - 1].raw.ends_with([',', '.', ':', ';', ')'])
+                || (!amp
+                    && j < ws.len()
+                    && ws[j].raw == "&"
+                    && !ws[j - 1].raw.ends_with([',', '.', ':', ';', ')'])
+                    && ws.get(j + 1).is_some_and(|n| is_capitalized(n.text)))
             {
+                amp |= ws[j].raw == "&";
                 j += 1;
             }
             let name = ws[i..j]
                 .iter()
-                .map(|w| w.text)
+                .map(|w| if w.raw == "&" { "&" } else { w.text })
                 .collect::<Vec<_>>()
                 .join(" ");
             let after = lower_run(&ws, j, 1);

@@ -1427,7 +1427,19 @@ fn fact_at(
         });
         (start < end).then(|| lws[start..end].join(" "))
     };
+    // "budget: we agreed £1,200 for the move": a label before a colon
+    // that opens the sentence, a word that names a quantity, is what the
+    // value is of.
+    let heading = || {
+        let k = ws.iter().take(2).position(|w| w.raw.ends_with(':'))?;
+        let h = lws[..=k].join(" ");
+        (k < vi && has_head(&h) && h.split_whitespace().all(|w| !lexicon::is_stop(w))).then_some(h)
+    };
     if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
+        && let Some(h) = heading()
+    {
+        subject = h;
+    } else if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
         && let Some(p) = priced()
     {
         subject = p;

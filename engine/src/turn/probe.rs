@@ -1018,10 +1018,12 @@ impl<'a> Plan<'a> {
             // A day said to move is the day of the event the sentence
             // names ("the review slipped, it's the 28th now").
             let shorter = within(&words, &ow);
-            let moved_day = dated
-                && (extract::says_change(&r.sentence) || extract::says_update(&r.sentence))
-                && ow.iter().any(|w| said.contains(w));
-            if ow.is_empty() || !(shorter || moved_day) {
+            let changes = extract::says_change(&r.sentence) || extract::says_update(&r.sentence);
+            let moved_day = dated && changes && ow.iter().any(|w| said.contains(w));
+            // A fuller name of the same head said with a change ("putting
+            // the moving budget up to …" after "budget: …") is that fact.
+            let fuller = changes && within(&ow, &words) && ow.last() == words.last();
+            if ow.is_empty() || !(shorter || moved_day || fuller) {
                 continue;
             }
             let ou = extract::value_unit(ov);
