@@ -1488,6 +1488,28 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
             "{prompts:?}: {facts:?}"
         );
     }
+    // The value a sentence denies is the history of the one it states, in
+    // its unit, when the memory held no value of that subject.
+    for (prompts, old, new) in [
+        (
+            &["8 attempts fine. cap 10 min not 5, the window is 10 min"][..],
+            "cap: 5 min",
+            "cap: 10 min",
+        ),
+        (
+            &["checked the plan page, the upload limit is 40 MB here, not 25"][..],
+            "upload limit: 25 MB",
+            "upload limit: 40 MB",
+        ),
+    ] {
+        let g = session(prompts);
+        let facts = shown(&g);
+        assert!(
+            facts.contains(&(old.into(), Some(new.into()))),
+            "{prompts:?}: {facts:?}"
+        );
+    }
+    assert!(extract::denied_value("the poll is 60 s and not on the main thread").is_none());
     // A number that is no old value's changes nothing.
     let g = session(&["the shed wall is 410 cm", "the door is 80 cm wide"]);
     assert!(

@@ -112,6 +112,15 @@ pub fn accepted_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
         if s.ends_with('?') || s.split_whitespace().count() > 40 {
             return None;
         }
+        // One step of a numbered list is not the proposal the list makes.
+        let numbered = s
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.strip_suffix(['.', ')']))
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if numbered {
+            return None;
+        }
         // What the assistant did or is doing is a report, not a proposal.
         let first = s.split_whitespace().next().unwrap_or("").to_lowercase();
         if lexicon::REPORT_OPENERS
@@ -820,7 +829,14 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         // "on reflection the fallback route isn't worth it": the noun
         // phrase right before the cue.
         let head = head[head.len().saturating_sub(4)..].join(" ");
+        // "the group lead is out next week": a person away, not a choice
+        // dropped.
+        let someone = head.split_whitespace().last().is_some_and(|w| {
+            let w = w.to_lowercase();
+            lexicon::is_role_noun(&w) || lexicon::RELATION_NOUNS.contains(w.as_str())
+        });
         if (1..=4).contains(&head.split_whitespace().count())
+            && !someone
             && !is_non_choice(&head)
             && let Some(dropped) = chosen_of(&head, root)
         {

@@ -963,15 +963,7 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     let b = number_at(to + 1)?;
     let new_value = fact_value(&ws, &lws, b);
     // "from 45 to 90 seconds": the old value takes the new one's unit.
-    let old_value = match (value_unit(&old_value), value_unit(&new_value)) {
-        (None, Some(u)) if !u.starts_with('/') && u.len() > 1 && u != "date" => {
-            format!(
-                "{old_value} {}",
-                new_value.split_once(' ').map_or("", |(_, u)| u)
-            )
-        }
-        _ => old_value,
-    };
+    let old_value = with_unit_of(old_value, &new_value);
     // The subject: the words before "from", past the verb that changes it
     // and the words that only say so ("went", "has gone").
     let mut end = from;
@@ -996,6 +988,39 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     }
     let record = |v: &str| Record::fact(&subject, v, s);
     Some((record(&new_value), record(&old_value)))
+}
+
+/// A bare number said of the same thing as `new` takes its unit: "45"
+/// beside "90 seconds" is "45 seconds", "100" beside "256kb" is "100kb".
+fn with_unit_of(old: String, new: &str) -> String {
+    match (value_unit(&old), value_unit(new)) {
+        (None, Some(u)) if !u.starts_with('/') && u.len() > 1 && u != "date" => {
+            match new.split_once(' ') {
+                Some((_, unit)) => format!("{old} {unit}"),
+                None => format!("{old}{u}"),
+            }
+        }
+        _ => old,
+    }
+}
+
+/// "cap 10 min not 5", "it's 5 working days here, not 10": the value a
+/// sentence denies after "not" is the history of the value it states, in
+/// its unit. The stated value and its subject are [`fact`]'s.
+pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
+    let s = sentence.trim();
+    let new = fact(s)?;
+    let subject = new.subject.clone()?;
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let k = (1..ws.len())
+        .find(|&k| lws[k - 1] == "not" && value_token(ws[k].raw) && !ws[k].backticked)?;
+    let old = with_unit_of(fact_value(&ws, &lws, k), new.value());
+    if old.eq_ignore_ascii_case(new.value()) || is_dated(&old) != is_dated(new.value()) {
+        return None;
+    }
+    let old = Record::fact(&subject, &old, s);
+    Some((new, old))
 }
 
 /// A number with its unit and no subject ("ok so 12 per node"): the value

@@ -709,7 +709,20 @@ impl<'a> Plan<'a> {
 
         // "raised the limit from 12/min to 40/min", said by either side:
         // the new value with the old as its history.
-        if let Some((new, old)) = extract::value_change(s) {
+        // "cap 10 min not 5": the value denied is the history, where the
+        // memory holds no value of that subject to update instead.
+        let denied = || {
+            extract::denied_value(s).filter(|(new, _)| {
+                let subject = new.subject.as_deref().map(normalize_name);
+                let held = self.current_of_kind(NodeKind::Fact).iter().any(|id| {
+                    self.node_ref(id)
+                        .and_then(|n| n.label.split_once(": ").map(|(os, _)| normalize_name(os)))
+                        .is_some_and(|os| Some(os) == subject)
+                });
+                !held && self.related_fact(new).is_none()
+            })
+        };
+        if let Some((new, old)) = extract::value_change(s).or_else(denied) {
             self.value_change(&new, &old, &ids);
         }
 

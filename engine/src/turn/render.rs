@@ -632,6 +632,34 @@ fn render_with(
             .then_with(|| b.last_activated.cmp(&a.last_activated))
             .then_with(|| a.id.cmp(&b.id))
     });
+    // One value said under a shorter name too ("ttl: 60 s" beside "dns ttl:
+    // 60 s") is shown once, under the better ranked name.
+    let fact_parts = |n: &Node| -> Option<(String, Vec<String>)> {
+        if n.kind != NodeKind::Fact {
+            return None;
+        }
+        let (subject, value) = n.label.split_once(": ")?;
+        let words = subject
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| crate::extract::stem(&w.to_lowercase()))
+            .collect();
+        Some((value.trim().to_lowercase(), words))
+    };
+    let mut kept: Vec<(String, Vec<String>)> = Vec::new();
+    ranked.retain(|(_, n)| {
+        let Some((value, words)) = fact_parts(n) else {
+            return true;
+        };
+        let within = |a: &[String], b: &[String]| a.iter().all(|w| b.contains(w));
+        let again = kept
+            .iter()
+            .any(|(v, ws)| *v == value && (within(&words, ws) || within(ws, &words)));
+        if !again {
+            kept.push((value, words));
+        }
+        !again
+    });
     ranked.truncate(STANDING_MAX);
     let standing: Vec<&Node> = ranked.into_iter().map(|(_, n)| n).collect();
     let special: BTreeSet<&NodeId> = decisions
@@ -653,8 +681,13 @@ fn render_with(
         .iter()
         .copied()
         // Decisions show in their own block, an old one as the "(was: …)" of its successor.
+        // So does any other old value or choice: it is said with what
+        // replaced it, never on a line of its own.
         .filter(|n| {
-            !in_full.contains(&n.id) && !special.contains(&n.id) && n.kind != NodeKind::Decision
+            !in_full.contains(&n.id)
+                && !special.contains(&n.id)
+                && n.kind != NodeKind::Decision
+                && g.superseded_by(&n.id).is_none()
         })
         // Who's who is worth a few words wherever the focus is.
         .filter(|n| {
@@ -782,6 +815,7 @@ fn render_with(
         .collect();
     let eligible: HashSet<&NodeId> = visible
         .iter()
+        .filter(|n| g.superseded_by(&n.id).is_none())
         .map(|n| &n.id)
         .filter(|id| !shown.contains(id))
         .collect();
@@ -953,6 +987,43 @@ mod tests {
             });
         }
         g
+    }
+
+    #[test]
+    fn a_value_is_shown_once_and_an_old_one_only_as_history() {
+        let mut g = Graph::new();
+        let mut add = |label: &str, kind: NodeKind, w: f64| {
+            let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
+            let mut n = Node::new(id.clone(), label, Domain::Technical, w, t());
+            n.kind = kind;
+            g.upsert_node(n);
+            id
+        };
+        add("dns ttl: 60 s", NodeKind::Fact, 0.9);
+        add("ttl: 60 s", NodeKind::Fact, 0.8);
+        add("read timeout: 60 s", NodeKind::Fact, 0.7);
+        let new = add("pool size: 12", NodeKind::Fact, 0.9);
+        let old = add("pool size: 8", NodeKind::Fact, 0.9);
+        let _ = g.upsert_edge(Edge {
+            source: new.clone(),
+            target: old,
+            kind: EdgeKind::Supersedes,
+            weight: 0.9,
+        });
+        let ctx = RenderContext {
+            session: "s",
+            turn: 3,
+            now: t(),
+        };
+        let r = render(&g, &[new], &ctx, &RenderConfig::default());
+        assert!(r.text.contains("dns ttl: 60 s"), "{}", r.text);
+        // The shorter name of the same value is left out; another subject
+        // with the same value stays.
+        assert!(!r.text.contains("\n- ttl: 60 s"), "{}", r.text);
+        assert!(r.text.contains("read timeout: 60 s"), "{}", r.text);
+        // The old value is said once, as the history of the new one.
+        assert_eq!(r.text.matches("pool size: 8").count(), 0, "{}", r.text);
+        assert!(r.text.contains("pool size: 12 (was: 8)"), "{}", r.text);
     }
 
     #[test]
