@@ -1912,10 +1912,14 @@ mod tests {
 
     fn run(q: &str, budget: usize) -> Answer {
         let (g, eps) = sample();
+        run_on(&g, eps, q, budget)
+    }
+
+    fn run_on(g: &Graph, eps: Vec<Episode>, q: &str, budget: usize) -> Answer {
         let src = Sources {
             graphs: vec![GraphSource {
                 name: "session".into(),
-                graph: &g,
+                graph: g,
             }],
             episodes: eps,
         };
@@ -1937,16 +1941,8 @@ mod tests {
         let (mut g, eps) = sample();
         g.upsert_node(node("van booking: the 3rd", NodeKind::Fact, ""));
         g.upsert_node(node("budget: 900", NodeKind::Fact, ""));
-        let src = Sources {
-            graphs: vec![GraphSource {
-                name: "session".into(),
-                graph: &g,
-            }],
-            episodes: eps,
-        };
-        let o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
         // No word of the question is in the fact, but a fact is asked for.
-        let a = search(src, "when do the movers come?", &o, None);
+        let a = run_on(&g, eps, "when do the movers come?", 800);
         let shown: Vec<&str> = a.hits.iter().map(|h| h.label.as_str()).collect();
         assert!(shown.contains(&"van booking: the 3rd"), "{}", a.text);
         assert!(
@@ -1956,15 +1952,7 @@ mod tests {
         );
         // A superseded node never stands in, and nothing stands in where no
         // kind is asked for.
-        let (g, eps) = sample();
-        let src = Sources {
-            graphs: vec![GraphSource {
-                name: "session".into(),
-                graph: &g,
-            }],
-            episodes: eps,
-        };
-        let a = search(src, "what did we decide about the flowers?", &o, None);
+        let a = run("what did we decide about the flowers?", 800);
         assert_eq!(a.hits[0].label, "Use daily partitions", "{}", a.text);
         // The old choice comes only as the history of the new one.
         for h in &a.hits[1..] {
@@ -1979,16 +1967,7 @@ mod tests {
         let long =
             "The billing retry schedule waits one hour, then six hours, then a day. ".repeat(12);
         eps.push(ep(7, Speaker::Assistant, "2026-05-04T10:00:00Z", &long));
-        let src = Sources {
-            graphs: vec![GraphSource {
-                name: "session".into(),
-                graph: &g,
-            }],
-            episodes: eps,
-        };
-        let mut o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
-        o.budget = 160;
-        let a = search(src, "billing retry schedule", &o, None);
+        let a = run_on(&g, eps, "billing retry schedule", 160);
         assert!(a.tokens <= 160, "{}", a.text);
         let cut = a
             .hits
