@@ -180,7 +180,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
     if let Some(d) = change_of_mind(trimmed, root) {
         return Some(d);
     }
-    // Put off, not decided: "moving to X is a problem for later".
+    // Put off, not decided: "porting to X is a problem for later".
     if lexicon::DEFERRAL_CUES
         .iter()
         .any(|c| find_ci(trimmed, c).is_some())
@@ -638,7 +638,7 @@ fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
 /// "X it is." (the idiom that settles a choice): X, a few words long.
 fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let s = sentence.trim().trim_end_matches(['.', '!']).trim();
-    // The idiom ends its clause: "ok, X it is, pinned at 6.5.12".
+    // The idiom ends its clause: "fine, X it is, locked to 3.1.9".
     let s = s
         .split([',', ';'])
         .map(str::trim)
@@ -829,7 +829,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         // "on reflection the fallback route isn't worth it": the noun
         // phrase right before the cue.
         let head = head[head.len().saturating_sub(4)..].join(" ");
-        // "the group lead is out next week": a person away, not a choice
+        // "our release manager is out next week": a person away, not a choice
         // dropped.
         let someone = head.split_whitespace().last().is_some_and(|w| {
             let w = w.to_lowercase();

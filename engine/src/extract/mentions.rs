@@ -265,7 +265,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         if (is_capitalized(w.text) || acronym_led) && !lexicon::is_closed_class(&lower) {
             // Merge a run of capitalised words (and acronyms) into one name.
             let mut j = i + 1;
-            // "Kettle & Sons": an ampersand between capitalised words joins
+            // "Quorrel & Sons": an ampersand between capitalised words joins
             // them into one name.
             let mut amp = false;
             while j < ws.len()
@@ -315,7 +315,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
             });
             let from_org = org_end.is_some();
             let after_from = before == "from" && i >= 2 && is_capitalized(ws[i - 2].text);
-            // A word set off by a comma ("Incidentally, x will …") is not
+            // A word set off by a comma ("Anyway, x will …") is not
             // the subject a later pronoun speaks of.
             let by_pronoun = || {
                 if ws[j - 1].raw.ends_with(',') {
@@ -599,7 +599,7 @@ pub(super) fn copula_role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
 }
 
 /// The role a pronoun gives a name within the next words of its sentence
-/// ("X will run the tests on staging, she's our QA engineer"), while no
+/// ("X will own the release checklist, she's our QA lead"), while no
 /// other name (a capitalised word that is not an acronym) comes between.
 fn pronoun_role_near(ws: &[Word<'_>], from: usize) -> Option<String> {
     (from..(from + 15).min(ws.len()))

@@ -990,8 +990,8 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     Some((record(&new_value), record(&old_value)))
 }
 
-/// A bare number said of the same thing as `new` takes its unit: "45"
-/// beside "90 seconds" is "45 seconds", "100" beside "256kb" is "100kb".
+/// A bare number said of the same thing as `new` takes its unit: "20"
+/// beside "75 seconds" is "20 seconds", "20" beside "64kb" is "20kb".
 fn with_unit_of(old: String, new: &str) -> String {
     match (value_unit(&old), value_unit(new)) {
         (None, Some(u)) if !u.starts_with('/') && u.len() > 1 && u != "date" => {
@@ -1004,7 +1004,7 @@ fn with_unit_of(old: String, new: &str) -> String {
     }
 }
 
-/// "cap 10 min not 5", "it's 5 working days here, not 10": the value a
+/// "the ceiling is 15 min not 8", "it's 3 business days here, not 7": the value a
 /// sentence denies after "not" is the history of the value it states, in
 /// its unit. The stated value and its subject are [`fact`]'s.
 pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
@@ -1452,7 +1452,7 @@ fn fact_at(
         });
         (start < end).then(|| lws[start..end].join(" "))
     };
-    // "budget: we agreed £1,200 for the move": a label before a colon
+    // "budget: we agreed £900 for the trip": a label before a colon
     // that opens the sentence, a word that names a quantity, is what the
     // value is of.
     let heading = || {

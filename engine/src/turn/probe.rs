@@ -198,7 +198,7 @@ impl Probe for HeuristicProbe {
 }
 
 /// The version a decision's label gives its choice: its first number
-/// ("Use X 7.2 in this release" → "7.2", "Use v3 of the schema" → "3").
+/// ("Use X 4.0 for the upgrade" → "4.0", "Use v3 of the schema" → "3").
 fn version_of(label: &str) -> Option<String> {
     label.split_whitespace().find_map(|w| {
         let w = w.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '(' | ')' | '`' | '"'));
@@ -709,7 +709,7 @@ impl<'a> Plan<'a> {
 
         // "raised the limit from 12/min to 40/min", said by either side:
         // the new value with the old as its history.
-        // "cap 10 min not 5": the value denied is the history, where the
+        // "the ceiling is 15 min not 8": the value denied is the history, where the
         // memory holds no value of that subject to update instead.
         let denied = || {
             extract::denied_value(s).filter(|(new, _)| {
@@ -1033,8 +1033,8 @@ impl<'a> Plan<'a> {
             let shorter = within(&words, &ow);
             let changes = extract::says_change(&r.sentence) || extract::says_update(&r.sentence);
             let moved_day = dated && changes && ow.iter().any(|w| said.contains(w));
-            // A fuller name of the same head said with a change ("putting
-            // the moving budget up to …" after "budget: …") is that fact.
+            // A fuller name of the same head said with a change ("the trip
+            // budget goes up to …" after "budget: …") is that fact.
             let fuller = changes && within(&ow, &words) && ow.last() == words.last();
             if ow.is_empty() || !(shorter || moved_day || fuller) {
                 continue;
@@ -1746,7 +1746,7 @@ impl<'a> Plan<'a> {
         // Going back to (or keeping) an earlier choice.
         let mut topic = d.topic.clone();
         let earlier = self.decisions_choosing(&chosen_name);
-        // The same thing at another version ("X 6.5" after "X 7.2") is
+        // The same thing at another version ("X 3.1" after "X 4.0") is
         // another choice, not the same one again.
         let version = version_of(&d.label);
         // The same choice again (a restatement, an accepted proposal of what

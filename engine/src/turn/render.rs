@@ -632,8 +632,8 @@ fn render_with(
             .then_with(|| b.last_activated.cmp(&a.last_activated))
             .then_with(|| a.id.cmp(&b.id))
     });
-    // One value said under a shorter name too ("ttl: 60 s" beside "dns ttl:
-    // 60 s") is shown once, under the better ranked name.
+    // One value said under a shorter name too ("ttl: 45 s" beside "dns ttl:
+    // 45 s") is shown once, under the better ranked name.
     let fact_parts = |n: &Node| -> Option<(String, Vec<String>)> {
         if n.kind != NodeKind::Fact {
             return None;
@@ -999,9 +999,9 @@ mod tests {
             g.upsert_node(n);
             id
         };
-        add("dns ttl: 60 s", NodeKind::Fact, 0.9);
-        add("ttl: 60 s", NodeKind::Fact, 0.8);
-        add("read timeout: 60 s", NodeKind::Fact, 0.7);
+        add("dns ttl: 45 s", NodeKind::Fact, 0.9);
+        add("ttl: 45 s", NodeKind::Fact, 0.8);
+        add("read timeout: 45 s", NodeKind::Fact, 0.7);
         let new = add("pool size: 12", NodeKind::Fact, 0.9);
         let old = add("pool size: 8", NodeKind::Fact, 0.9);
         let _ = g.upsert_edge(Edge {
@@ -1016,11 +1016,11 @@ mod tests {
             now: t(),
         };
         let r = render(&g, &[new], &ctx, &RenderConfig::default());
-        assert!(r.text.contains("dns ttl: 60 s"), "{}", r.text);
+        assert!(r.text.contains("dns ttl: 45 s"), "{}", r.text);
         // The shorter name of the same value is left out; another subject
         // with the same value stays.
-        assert!(!r.text.contains("\n- ttl: 60 s"), "{}", r.text);
-        assert!(r.text.contains("read timeout: 60 s"), "{}", r.text);
+        assert!(!r.text.contains("\n- ttl: 45 s"), "{}", r.text);
+        assert!(r.text.contains("read timeout: 45 s"), "{}", r.text);
         // The old value is said once, as the history of the new one.
         assert_eq!(r.text.matches("pool size: 8").count(), 0, "{}", r.text);
         assert!(r.text.contains("pool size: 12 (was: 8)"), "{}", r.text);
