@@ -269,6 +269,8 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
         assert!(extract::decision(s, None).is_none(), "{s:?}");
     }
     // "and I've …" opens a clause of its own.
+    // "later" in a choice's own words puts nothing off.
+    assert!(extract::decision("let's use Quillo for later lookups too.", None).is_some());
     let d = extract::decision("we're going with Quillo and I've let Brokk know.", None)
         .unwrap_or_else(|| panic!("none"));
     assert_eq!(d.label, "Use Quillo");
