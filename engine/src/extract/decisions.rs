@@ -112,17 +112,16 @@ pub fn accepted_proposal(reply: &str, root: Option<&str>) -> Option<Decision> {
         if s.ends_with('?') || s.split_whitespace().count() > 40 {
             return None;
         }
+        let first = s.split_whitespace().next().unwrap_or("");
         // One step of a numbered list is not the proposal the list makes.
-        let numbered = s
-            .split_whitespace()
-            .next()
-            .and_then(|w| w.strip_suffix(['.', ')']))
+        let numbered = first
+            .strip_suffix(['.', ')'])
             .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
         if numbered {
             return None;
         }
         // What the assistant did or is doing is a report, not a proposal.
-        let first = s.split_whitespace().next().unwrap_or("").to_lowercase();
+        let first = first.to_lowercase();
         if lexicon::REPORT_OPENERS
             .contains(first.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
         {
@@ -833,7 +832,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         // dropped.
         let someone = head.split_whitespace().last().is_some_and(|w| {
             let w = w.to_lowercase();
-            lexicon::is_role_noun(&w) || lexicon::RELATION_NOUNS.contains(w.as_str())
+            lexicon::is_person_noun(&w)
         });
         if (1..=4).contains(&head.split_whitespace().count())
             && !someone

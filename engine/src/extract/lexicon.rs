@@ -649,6 +649,12 @@ pub fn is_role_noun(w: &str) -> bool {
             && zipf(w).is_some())
 }
 
+/// Whether a word names a person by what they are: a role noun or a
+/// relation noun ("manager", "landlord", "sister").
+pub fn is_person_noun(w: &str) -> bool {
+    is_role_noun(w) || RELATION_NOUNS.contains(w)
+}
+
 /// Whether a word is a weekday, or one said of every week ("thursdays").
 pub fn is_weekday(w: &str) -> bool {
     WEEKDAYS.contains(w) || w.strip_suffix('s').is_some_and(|d| WEEKDAYS.contains(d))

@@ -149,8 +149,7 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
         && !lexicon::is_closed_class(w)
         && !lexicon::is_common(w, 5.6)
         && !lexicon::GROUP_WORDS.contains(w)
-        && !lexicon::is_role_noun(w)
-        && !lexicon::RELATION_NOUNS.contains(w)
+        && !lexicon::is_person_noun(w)
         && !w.ends_with("one")
         && !w.ends_with("body")
 }
@@ -321,7 +320,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 if ws[j - 1].raw.ends_with(',') {
                     (j..(j + 6).min(ws.len())).find_map(|k| pronoun_role_at(&ws, k))
                 } else {
-                    pronoun_role_near(&ws, org_end.unwrap_or(j))
+                    pronoun_role_near(&ws, org_end.unwrap_or(j), true)
                 }
             };
             let role = if after_from {
@@ -424,11 +423,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                             // The pronoun refers to this name while no other
                             // name comes between: "x will do the layout for
                             // the page — he's our designer".
-                            (i + 1..(i + 15).min(ws.len()))
-                                .take_while(|&k| {
-                                    !is_capitalized(ws[k].text) || ws[k].sentence_start
-                                })
-                                .find_map(|k| pronoun_role_at(&ws, k))
+                            pronoun_role_near(&ws, i + 1, false)
                         })
                         .flatten()
                 })
@@ -529,7 +524,7 @@ pub(super) fn phrase_until_clause(ws: &[Word<'_>], from: usize, max: usize) -> S
 pub(super) fn names_role(phrase: &str) -> bool {
     phrase.to_lowercase().split_whitespace().any(|w| {
         let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
-        lexicon::is_role_noun(w) || lexicon::RELATION_NOUNS.contains(w)
+        lexicon::is_person_noun(w)
     })
 }
 
@@ -567,11 +562,7 @@ pub(super) fn paren_role(ws: &[Word<'_>], j: usize) -> Option<String> {
     if !ws.get(j)?.raw.starts_with('(') {
         return None;
     }
-    let k = match pronoun_role_at(ws, j) {
-        Some(role) => return Some(role),
-        None => j,
-    };
-    role_phrase_at(ws, k)
+    pronoun_role_at(ws, j).or_else(|| role_phrase_at(ws, j))
 }
 
 /// A role a linking verb gives the name after it: "the landlord is X",
@@ -582,8 +573,7 @@ pub(super) fn copula_role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
     }
     let is_role = |w: &Word<'_>| {
         let l = w.text.to_lowercase();
-        (lexicon::is_role_noun(&l) || lexicon::RELATION_NOUNS.contains(&l))
-            && w.raw.chars().all(|c| c.is_alphanumeric() || c == '-')
+        lexicon::is_person_noun(&l) && w.raw.chars().all(|c| c.is_alphanumeric() || c == '-')
     };
     let mut start = i - 1;
     while start > 0 && i - 1 - start < 2 && is_role(&ws[start - 1]) {
@@ -600,11 +590,14 @@ pub(super) fn copula_role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
 
 /// The role a pronoun gives a name within the next words of its sentence
 /// ("X will own the release checklist, she's our QA lead"), while no
-/// other name (a capitalised word that is not an acronym) comes between.
-fn pronoun_role_near(ws: &[Word<'_>], from: usize) -> Option<String> {
+/// other name (a capitalised word not opening a sentence; an acronym too
+/// unless `past_acronyms`) comes between.
+fn pronoun_role_near(ws: &[Word<'_>], from: usize, past_acronyms: bool) -> Option<String> {
     (from..(from + 15).min(ws.len()))
         .take_while(|&k| {
-            !is_capitalized(ws[k].text) || ws[k].sentence_start || is_acronym(ws[k].text)
+            !is_capitalized(ws[k].text)
+                || ws[k].sentence_start
+                || (past_acronyms && is_acronym(ws[k].text))
         })
         .find_map(|k| pronoun_role_at(ws, k))
 }
@@ -658,7 +651,7 @@ pub(super) fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
         let l = w
             .trim_end_matches([',', '.', ';', ':', '!', '?', ')'])
             .to_lowercase();
-        lexicon::is_role_noun(&l) || lexicon::RELATION_NOUNS.contains(&l)
+        lexicon::is_person_noun(&l)
     };
     let mut end = words.iter().position(is_role).map(|p| p + 1)?;
     // "product manager", "release manager": the whole run of role nouns.
@@ -688,12 +681,11 @@ pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
     }
     let prev = ws[i - 1].text.to_lowercase();
     if ws[i - 1].raw.ends_with(['.', ';', ':'])
-        || (ws[i - 1].raw.ends_with(',')
-            && !(lexicon::is_role_noun(&prev) || lexicon::RELATION_NOUNS.contains(&prev)))
+        || (ws[i - 1].raw.ends_with(',') && !lexicon::is_person_noun(&prev))
     {
         return None;
     }
-    if lexicon::is_role_noun(&prev) || lexicon::RELATION_NOUNS.contains(&prev) {
+    if lexicon::is_person_noun(&prev) {
         let start = i.saturating_sub(3);
         let role: Vec<&str> = ws[start..i]
             .iter()

@@ -1052,18 +1052,19 @@ impl<'a> SearchIndex<'a> {
         // The nodes in force of an asked kind stand in, low, where the
         // question's words miss them ("when do the movers come?" is asked of
         // a date said in other words).
-        for k in &asked {
-            let mut of_kind: Vec<(usize, usize)> = Vec::new();
-            for (gi, ns) in nodes.iter().enumerate() {
-                for (ni, n) in ns.iter().enumerate() {
-                    if n.kind == *k
-                        && !rel.contains_key(&Doc::Node(gi, ni))
-                        && sources[gi].graph.superseded_by(&n.id).is_none()
-                    {
-                        of_kind.push((gi, ni));
-                    }
+        // One pass over the nodes gathers those of every asked kind.
+        let mut stand_ins: Vec<Vec<(usize, usize)>> = vec![Vec::new(); asked.len()];
+        for (gi, ns) in nodes.iter().enumerate() {
+            for (ni, n) in ns.iter().enumerate() {
+                if let Some(ki) = asked.iter().position(|k| *k == n.kind)
+                    && !rel.contains_key(&Doc::Node(gi, ni))
+                    && sources[gi].graph.superseded_by(&n.id).is_none()
+                {
+                    stand_ins[ki].push((gi, ni));
                 }
             }
+        }
+        for (k, mut of_kind) in asked.iter().zip(stand_ins) {
             of_kind.sort_by(|a, b| {
                 nodes[b.0][b.1]
                     .weight

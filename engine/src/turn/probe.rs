@@ -716,7 +716,7 @@ impl<'a> Plan<'a> {
                 let subject = new.subject.as_deref().map(normalize_name);
                 let held = self.current_of_kind(NodeKind::Fact).iter().any(|id| {
                     self.node_ref(id)
-                        .and_then(|n| n.label.split_once(": ").map(|(os, _)| normalize_name(os)))
+                        .and_then(|n| Self::subject_of(&n.label))
                         .is_some_and(|os| Some(os) == subject)
                 });
                 !held && self.related_fact(new).is_none()
@@ -1445,7 +1445,6 @@ impl<'a> Plan<'a> {
         out
     }
 
-    /// Every decision (in force or not) whose choice answers to `name`.
     /// Whether decision `id` names its choice at a version other than
     /// `version` (both known).
     fn other_version(&self, id: &NodeId, version: Option<&str>) -> bool {
@@ -1456,6 +1455,7 @@ impl<'a> Plan<'a> {
         })
     }
 
+    /// Every decision (in force or not) whose choice answers to `name`.
     fn decisions_choosing(&self, name: &str) -> Vec<NodeId> {
         if name == extract::PREVIOUS_CHOICE {
             return self.previous_choice(None).into_iter().collect();

@@ -522,6 +522,13 @@ fn render_with(
         return Render::default();
     }
     let recency = |id: &NodeId| g.node(id).map(|n| n.last_activated).unwrap_or_default();
+    // What is in force: an old choice or value is said only as the "(was:
+    // …)" of what replaced it, never on a line of its own.
+    let in_force: Vec<&Node> = visible
+        .iter()
+        .copied()
+        .filter(|n| g.superseded_by(&n.id).is_none())
+        .collect();
 
     // The focus: the cycle's nodes, else the strongest ones.
     let mut focus: Vec<NodeId> = focus
@@ -556,10 +563,10 @@ fn render_with(
     };
 
     // Decisions in force and what the user corrected or prefers.
-    let mut decisions: Vec<&Node> = visible
+    let mut decisions: Vec<&Node> = in_force
         .iter()
         .copied()
-        .filter(|n| n.kind == NodeKind::Decision && g.superseded_by(&n.id).is_none())
+        .filter(|n| n.kind == NodeKind::Decision)
         .collect();
     decisions.sort_by(|a, b| {
         b.last_activated
@@ -580,7 +587,7 @@ fn render_with(
         let keep: BTreeSet<&NodeId> = changed.iter().map(|n| &n.id).collect();
         decisions.retain(|n| keep.contains(&n.id));
     }
-    let standing: Vec<&Node> = visible
+    let standing: Vec<&Node> = in_force
         .iter()
         .copied()
         .filter(|n| {
@@ -592,7 +599,7 @@ fn render_with(
                     | NodeKind::Restriction
                     | NodeKind::Procedure
                     | NodeKind::Intention
-            ) && g.superseded_by(&n.id).is_none()
+            )
         })
         .collect();
     // Rules and how-tos are what a reader most needs to see again; then what
@@ -677,17 +684,12 @@ fn render_with(
     let in_full: BTreeSet<&NodeId> = full_ids.iter().collect();
 
     // Near candidates: close to the focus or weighty anywhere, strongest first.
-    let near: Vec<&Node> = visible
+    let near: Vec<&Node> = in_force
         .iter()
         .copied()
-        // Decisions show in their own block, an old one as the "(was: …)" of its successor.
-        // So does any other old value or choice: it is said with what
-        // replaced it, never on a line of its own.
+        // Decisions show in their own block.
         .filter(|n| {
-            !in_full.contains(&n.id)
-                && !special.contains(&n.id)
-                && n.kind != NodeKind::Decision
-                && g.superseded_by(&n.id).is_none()
+            !in_full.contains(&n.id) && !special.contains(&n.id) && n.kind != NodeKind::Decision
         })
         // Who's who is worth a few words wherever the focus is.
         .filter(|n| {
@@ -813,9 +815,8 @@ fn render_with(
                 .map(|(l, _)| &l.id),
         )
         .collect();
-    let eligible: HashSet<&NodeId> = visible
+    let eligible: HashSet<&NodeId> = in_force
         .iter()
-        .filter(|n| g.superseded_by(&n.id).is_none())
         .map(|n| &n.id)
         .filter(|id| !shown.contains(id))
         .collect();
