@@ -1906,3 +1906,49 @@ fn a_value_changed_after_the_reply_stated_it_keeps_the_reply_value_as_history() 
             .any(|f| f == "image budget: 60 KB")
     );
 }
+
+#[test]
+fn an_option_the_reply_named_is_picked_by_an_endorsement() {
+    words();
+    let options = "Two ways to go:\n\n1. **Quick double buffer**: swap two arrays each frame.\n2. **Ring journal**: append and trim.\n\nEither works.";
+    // An acronym of the option, "for now" after it.
+    let d = extract::endorsed_choice("qdb for now. the frame budget is tight", options, None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.label, "Use qdb (over Ring journal)", "{d:?}");
+    // "X sounds good", past an opening "ok".
+    let d = extract::endorsed_choice("ok ring journal sounds good", options, None)
+        .unwrap_or_else(|| panic!("none"));
+    assert!(d.label.starts_with("Use ring journal"), "{d:?}");
+    // "just do X for Y": the option and what it is for.
+    let d = extract::endorsed_choice("just do ring journal for every frame", options, None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("ring journal"), "{d:?}");
+    // Not an option the reply named, a question, a refusal, a pronoun.
+    for (s, reply) in [
+        ("lunch sounds good", options),
+        ("qdb for now?", options),
+        ("let's not do ring journal for now", options),
+        ("just do it", options),
+        ("qdb for now", "Done, the tests pass."),
+    ] {
+        assert!(
+            extract::endorsed_choice(s, reply, None).is_none(),
+            "{s:?} picked something"
+        );
+    }
+    // The option passed over, taken later, replaces the first pick.
+    let g = session_with_replies(&[
+        ("frames. what are the options", options),
+        (
+            "qdb for now",
+            "OK, the quick double buffer; a ring journal can come later if frames drop.",
+        ),
+        (
+            "ugh, the artist hates it. just do ring journal for every frame",
+            "Done.",
+        ),
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("ring journal")), "{live:?}");
+    assert!(!live.iter().any(|l| l.contains("qdb")), "{live:?}");
+}

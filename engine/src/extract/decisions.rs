@@ -657,6 +657,13 @@ fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
         .find_map(|c| strip_prefix_ci(x, &format!("{c} ")))
         .unwrap_or(x)
         .trim();
+    // Past a reaction that opens it: "ok X it is".
+    let mut x = x;
+    while let Some((w, rest)) = x.split_once(' ')
+        && lexicon::INTERJECTIONS.contains(w.to_lowercase().as_str())
+    {
+        x = rest.trim_start();
+    }
     let n = x.split_whitespace().count();
     let first = x.split_whitespace().next()?.to_lowercase();
     if !(1..=4).contains(&n) || lexicon::is_stop(&first) || lexicon::is_closed_class(&first) {
@@ -1288,6 +1295,182 @@ pub fn answer_choice(first: &str, previous_reply: &str, root: Option<&str>) -> O
         ));
     }
     plain_choice(s, root, first.trim())
+}
+
+/// An option the reply before named, picked in a short clause of the
+/// user's sentence: "ok zorbify sounds good", "qdb for now" (an option the
+/// reply spelt out as "quick double buffer"), "just do shadow copies for
+/// every clash". The clause is the option and an endorsement before or
+/// after it ([`lexicon::ENDORSE_CUES`], [`lexicon::ENDORSE_LEADS`]); the
+/// option must be one the reply named, so "lunch sounds good" to a reply
+/// about caches picks nothing.
+pub fn endorsed_choice(
+    sentence: &str,
+    previous_reply: &str,
+    root: Option<&str>,
+) -> Option<Decision> {
+    let s = sentence.trim();
+    if s.is_empty() || s.contains('?') || previous_reply.trim().is_empty() {
+        return None;
+    }
+    if lexicon::NEGATION_CUES
+        .iter()
+        .any(|c| find_ci(s, c).is_some())
+    {
+        return None;
+    }
+    let reply_words = content_words(previous_reply);
+    for clause in s.split([',', ';', '.', '!']) {
+        let words: Vec<&str> = clause
+            .split_whitespace()
+            .skip_while(|w| {
+                let w = w
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase();
+                lexicon::INTERJECTIONS.contains(w.as_str())
+                    || lexicon::CLAUSE_CONNECTIVES.contains(w.as_str())
+            })
+            .collect();
+        let clause = words.join(" ");
+        let lower = clause.to_lowercase();
+        let (option, rest) = if let Some(cue) = lexicon::ENDORSE_CUES
+            .iter()
+            .find(|c| lower.ends_with(&format!(" {c}")))
+        {
+            (
+                clause[..clause.len() - cue.len()].trim().to_owned(),
+                String::new(),
+            )
+        } else if let Some(lead) = lexicon::ENDORSE_LEADS
+            .iter()
+            .find(|c| lower.starts_with(&format!("{c} ")))
+        {
+            // "just do shadow copies for every clash": the option, then what
+            // it is for.
+            let after = clause[lead.len()..].trim();
+            let (o, r) = match find_ci(after, "for") {
+                Some(p) if p > 0 => (after[..p].trim(), after[p..].trim()),
+                _ => (after, ""),
+            };
+            (o.to_owned(), r.to_owned())
+        } else {
+            continue;
+        };
+        let n = option.split_whitespace().count();
+        let first = option
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        if !(1..=4).contains(&n)
+            || lexicon::is_stop(&first)
+            || lexicon::is_closed_class(&first)
+            || is_non_choice(&option)
+            || is_request(&option)
+        {
+            continue;
+        }
+        let content = content_words(&option);
+        let named = (!content.is_empty() && content.iter().all(|w| reply_words.contains(w)))
+            || (n == 1 && initials_in(previous_reply, &option));
+        if !named
+            || mentions(&format!("x {option}"), root)
+                .iter()
+                .any(|m| m.kind == NodeKind::Person)
+        {
+            continue;
+        }
+        let d = if !rest.is_empty()
+            && let Some(d) = decision(&format!("let's use {option} {rest}"), root)
+            && d.chosen.is_some()
+        {
+            Some(Decision {
+                sentence: s.to_owned(),
+                ..d
+            })
+        } else {
+            plain_choice(&option, root, s)
+        };
+        if let Some(mut d) = d {
+            // The options the reply offered beside it were passed over.
+            let offered = offered_options(previous_reply);
+            let is_it = |o: &str| {
+                let ow = content_words(o);
+                (!ow.is_empty() && content.iter().all(|w| ow.contains(w)))
+                    || (n == 1 && initials_in(o, &option))
+            };
+            if offered.iter().any(|o| is_it(o)) {
+                let others: Vec<&str> = offered
+                    .iter()
+                    .filter(|o| !is_it(o))
+                    .take(3)
+                    .map(String::as_str)
+                    .collect();
+                if !others.is_empty() {
+                    d.label = format!("{}{}{})", d.label, super::PASSED_OVER, others.join(", "));
+                }
+            }
+            return Some(d);
+        }
+    }
+    None
+}
+
+/// The options a reply lays out as a list, each led by its name in bold:
+/// "1. **Name**: what it does". Two or more, else none.
+pub fn offered_options(reply: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in reply.lines() {
+        let l = line.trim();
+        let item = if let Some(r) = l.strip_prefix("- ").or_else(|| l.strip_prefix("* ")) {
+            r
+        } else {
+            let digits = l.chars().take_while(char::is_ascii_digit).count();
+            match l[digits..]
+                .strip_prefix(". ")
+                .or_else(|| l[digits..].strip_prefix(") "))
+            {
+                Some(r) if digits > 0 => r,
+                _ => continue,
+            }
+        };
+        let Some(name) = item
+            .trim_start()
+            .strip_prefix("**")
+            .and_then(|r| r.split_once("**"))
+            .map(|(name, _)| name.trim().trim_end_matches(':').trim())
+        else {
+            continue;
+        };
+        if (1..=5).contains(&name.split_whitespace().count()) && !out.iter().any(|o| o == name) {
+            out.push(name.to_owned());
+        }
+    }
+    if out.len() < 2 {
+        out.clear();
+    }
+    out
+}
+
+/// Whether `short` (two to five letters) is the initials of consecutive
+/// words of `text`, hyphenated parts counting as words: "lww" in "the
+/// last-write-wins rule".
+fn initials_in(text: &str, short: &str) -> bool {
+    let short = short.to_lowercase();
+    if !(2..=5).contains(&short.len()) || !short.chars().all(|c| c.is_ascii_alphabetic()) {
+        return false;
+    }
+    let initials: Vec<char> = text
+        .split(|c: char| c.is_whitespace() || c == '-')
+        .filter_map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .chars()
+                .next()
+                .map(|c| c.to_ascii_lowercase())
+        })
+        .collect();
+    let want: Vec<char> = short.chars().collect();
+    initials.windows(want.len()).any(|w| w == want.as_slice())
 }
 
 /// Whether a phrase asks for an action on a thing named before ("please

@@ -111,6 +111,16 @@ list!(
     "Said after a choice to settle on it (\"Y is enough\")."
 );
 list!(
+    ENDORSE_CUES,
+    "endorse_cues.txt",
+    "Said right after an option the reply named, to pick it (\"X for now\")."
+);
+list!(
+    ENDORSE_LEADS,
+    "endorse_leads.txt",
+    "Said right before an option the reply named, to pick it (\"just do X\")."
+);
+list!(
     OPTION_CUES,
     "option_cues.txt",
     "Words with which a reply lays out alternatives."
@@ -701,6 +711,8 @@ mod tests {
             &*PARTICLES,
             &*DROP_AFTER_CUES,
             &*SUFFICIENCY_CUES,
+            &*ENDORSE_CUES,
+            &*ENDORSE_LEADS,
             &*OPTION_CUES,
             &*MONTHS,
             &*WEEKDAYS,

@@ -80,6 +80,10 @@ pub const EARLIER_CHOICE: &str = "(the choice before this one)";
 /// choice in force whose name or topic the turn mentions, if one does.
 pub const PREVIOUS_NAMED: &str = "(the choice the turn names)";
 
+/// What a decision's label says, after its choice, of the options the reply
+/// offered beside it: "Use X (over Y, Z)". A later choice of Y replaces it.
+pub const PASSED_OVER: &str = " (over ";
+
 /// A correction found in one sentence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Correction {

@@ -226,6 +226,9 @@ pub fn decide<K: KnownNames + ?Sized>(
     } else if sentences
         .first()
         .is_some_and(|first| extract::answer_choice(first, input.previous_reply, None).is_some())
+        || sentences
+            .iter()
+            .any(|s| extract::endorsed_choice(s, input.previous_reply, None).is_some())
     {
         triggers.push(Trigger::Decision);
         reasons.push("picks an option".into());

@@ -152,6 +152,13 @@ impl Probe for HeuristicProbe {
                 plan.decision(&d);
             }
             for s in &user_sentences {
+                // "ok X sounds good", "X for now": an option the reply
+                // before named, picked.
+                if extract::decision(s, input.root).is_none()
+                    && let Some(d) = extract::endorsed_choice(s, previous_reply, input.root)
+                {
+                    plan.decision(&d);
+                }
                 plan.sentence(s, true);
             }
             for s in extract::sentences(&turn.assistant) {
@@ -1989,6 +1996,20 @@ impl<'a> Plan<'a> {
                             .any(|x| x.len() >= 3 && find_word(&d.sentence, &x))
                     });
             let by_topic = self.same_topic(&topic, &n);
+            // "Use X (over Y, Z)" and now Y: an option passed over is taken.
+            let by_passed_over = chosen_id.is_some()
+                && self.node_ref(&n).is_some_and(|o| {
+                    o.label
+                        .split_once(extract::PASSED_OVER)
+                        .is_some_and(|(_, others)| {
+                            chosen_id
+                                .as_ref()
+                                .and_then(|c| self.node_ref(c))
+                                .is_some_and(|c| {
+                                    c.names().any(|x| x.len() >= 3 && find_word(others, &x))
+                                })
+                        })
+                });
             let by_return = d.moves == DecisionMove::Return
                 && earlier.iter().any(|e| {
                     self.input.graph.superseded_by(e).is_some_and(|s| s.id == n)
@@ -1996,7 +2017,7 @@ impl<'a> Plan<'a> {
                             x.kind == EdgeKind::Supersedes && &x.target == e && x.source == n
                         })
                 });
-            if by_replaced || by_topic || by_return || by_naming {
+            if by_replaced || by_topic || by_return || by_naming || by_passed_over {
                 old.push(n);
             }
         }
@@ -2187,7 +2208,13 @@ impl<'a> Plan<'a> {
         let Some(n) = self.node_ref(decision) else {
             return Vec::new();
         };
-        let mut words = extract::content_words(&n.label);
+        // The options passed over are not what it decides.
+        let label = n
+            .label
+            .split(extract::PASSED_OVER)
+            .next()
+            .unwrap_or(&n.label);
+        let mut words = extract::content_words(label);
         if let Some(c) = self
             .choice_of(decision)
             .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()))
