@@ -1491,6 +1491,12 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
             "upload limit: 25 MB",
             "upload limit: 40 MB",
         ),
+        // A unit's qualifier goes with it.
+        (
+            &["the refund window is 7 business days now, not 4"][..],
+            "refund window: 4 business days",
+            "refund window: 7 business days",
+        ),
     ] {
         let g = session(prompts);
         let facts = shown(&g);

@@ -356,6 +356,11 @@ list!(
 );
 list!(UNIT_WORDS, "units.txt", "Units that follow a number.");
 list!(
+    UNIT_QUALIFIERS,
+    "unit_qualifiers.txt",
+    "Words between a number and its unit that belong to it (\"5 working days\")."
+);
+list!(
     TECH_WORDS,
     "domain_technical.txt",
     "Words about technical work."
@@ -764,6 +769,7 @@ mod tests {
             &*INTENTION_CUES,
             &*FACT_SUBJECT_HEADS,
             &*UNIT_WORDS,
+            &*UNIT_QUALIFIERS,
             &*TECH_WORDS,
             &*PROJECT_WORDS,
             &*RELATIONSHIP_WORDS,

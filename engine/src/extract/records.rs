@@ -692,6 +692,16 @@ pub(super) fn value_token(t: &str) -> bool {
 /// The value at word `vi` with what belongs to it: its unit ("20 per
 /// pod", "3 s"), month ("the 12th of <month>") or weekday ("<weekday> the 9th").
 fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
+    // "5 working days": the unit's qualifier goes with it.
+    if lws
+        .get(vi + 1)
+        .is_some_and(|w| lexicon::UNIT_QUALIFIERS.contains(w.as_str()))
+        && lws
+            .get(vi + 2)
+            .is_some_and(|w| lexicon::UNIT_WORDS.contains(w.as_str()))
+    {
+        return format!("{} {} {}", ws[vi].text, ws[vi + 1].text, ws[vi + 2].text);
+    }
     let mut value = ws[vi].text.to_owned();
     // What a rate is per is a word with content ("20 per pod", not "per the").
     let content = |i: usize| lws.get(i).is_some_and(|w| !lexicon::is_stop(w));
