@@ -205,6 +205,12 @@ pub fn decide<K: KnownNames + ?Sized>(
         memory.push("a quantity");
         inferred.push(Inferred::Quantity);
     }
+    // "<name> says …", "<name> replied": news relayed from someone the
+    // session knows.
+    if words.iter().any(|w| relays(w, known)) {
+        memory.push("relays what someone said");
+        strong = true;
+    }
     // "what's the command for the cache?": the reply will hold a procedure.
     if extract::asks_for_command(input.prompt) {
         memory.push("asks for a command");
@@ -378,6 +384,23 @@ pub fn decide<K: KnownNames + ?Sized>(
         new_entities,
         domain,
     }
+}
+
+/// Verbs that relay what someone said or did (gate data).
+static RELAY_VERBS: LazyLock<WordList> =
+    LazyLock::new(|| WordList::parse(include_str!("data/relay_verbs.txt")));
+
+/// Whether a statement relays news from someone the session knows: a known
+/// name (possessive too: "<name>'s emailed") right before a relay verb.
+fn relays<K: KnownNames + ?Sized>(words: &[String], known: &K) -> bool {
+    words.windows(2).any(|w| {
+        let name = w[0].strip_suffix("'s").unwrap_or(&w[0]);
+        name.len() >= 2
+            && name.chars().all(char::is_alphabetic)
+            && !extract::lexicon::is_stop(name)
+            && RELAY_VERBS.contains(w[1].as_str())
+            && known.contains_name(name)
+    })
 }
 
 /// Calendar words that date a plan (gate data).
@@ -1058,6 +1081,18 @@ mod tests {
                 Some(Trigger::Correction),
             ),
             ("run the tests again please", &[], None),
+            // News relayed from someone the session knows.
+            (
+                "ok so oskar says the export can wait",
+                &["oskar"],
+                Some(Trigger::Memory),
+            ),
+            (
+                "Brenna's emailed back, all good",
+                &["brenna"],
+                Some(Trigger::Memory),
+            ),
+            ("ok so the doc says the export can wait", &["oskar"], None),
             (
                 "Never force-push to main, by the way.",
                 &[],
