@@ -981,10 +981,11 @@ mod tests {
                 false,
             ),
             ("Bucket.", offer, "answers with the reply's words", true),
+            // An option the reply named, endorsed ("X for now"): picked, hard.
             (
                 "Workspaces for now, the team knows them.",
                 offer,
-                "answers with the reply's words",
+                "picks an option",
                 true,
             ),
             ("Bucket.", "", "answers with the reply's words", false),
