@@ -1319,7 +1319,9 @@ pub fn endorsed_choice(
     {
         return None;
     }
-    let reply_words = content_words(previous_reply);
+    // The reply's words, read only once a clause has the shape (the gate
+    // runs this on every prompt).
+    let mut reply_words: Option<Vec<String>> = None;
     for clause in s.split([',', ';', '.', '!']) {
         let words: Vec<&str> = clause
             .split_whitespace()
@@ -1371,6 +1373,7 @@ pub fn endorsed_choice(
             continue;
         }
         let content = content_words(&option);
+        let reply_words = reply_words.get_or_insert_with(|| content_words(previous_reply));
         let named = (!content.is_empty() && content.iter().all(|w| reply_words.contains(w)))
             || (n == 1 && initials_in(previous_reply, &option));
         if !named
