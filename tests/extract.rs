@@ -1936,6 +1936,9 @@ fn an_option_the_reply_named_is_picked_by_an_endorsement() {
         ("let's not do ring journal for now", options),
         ("just do it", options),
         ("qdb for now", "Done, the tests pass."),
+        // Lowercasing changes these byte lengths: no panic, no pick.
+        ("İİİ FOR NOW", options),
+        ("JUST DO İstanbul ring", options),
     ] {
         assert!(
             extract::endorsed_choice(s, reply, None).is_none(),

@@ -1334,22 +1334,19 @@ pub fn endorsed_choice(
             })
             .collect();
         let clause = words.join(" ");
-        let lower = clause.to_lowercase();
-        let (option, rest) = if let Some(cue) = lexicon::ENDORSE_CUES
+        // Cut on the clause itself, never at an offset of its lowercase copy.
+        let (option, rest) = if let Some(before) = lexicon::ENDORSE_CUES
             .iter()
-            .find(|c| lower.ends_with(&format!(" {c}")))
+            .find_map(|c| strip_suffix_ci(&clause, &format!(" {c}")))
         {
-            (
-                clause[..clause.len() - cue.len()].trim().to_owned(),
-                String::new(),
-            )
-        } else if let Some(lead) = lexicon::ENDORSE_LEADS
+            (before.trim().to_owned(), String::new())
+        } else if let Some(after) = lexicon::ENDORSE_LEADS
             .iter()
-            .find(|c| lower.starts_with(&format!("{c} ")))
+            .find_map(|c| strip_prefix_ci(&clause, &format!("{c} ")))
         {
             // "just do shadow copies for every clash": the option, then what
             // it is for.
-            let after = clause[lead.len()..].trim();
+            let after = after.trim();
             let (o, r) = match find_ci(after, "for") {
                 Some(p) if p > 0 => (after[..p].trim(), after[p..].trim()),
                 _ => (after, ""),
