@@ -1370,10 +1370,14 @@ pub fn endorsed_choice(
             continue;
         }
         let content = content_words(&option);
+        // Whether a text (with these content words) names the option: all
+        // its words, or a single word that is their initials.
+        let names_option = |words: &[String], text: &str| {
+            (!content.is_empty() && content.iter().all(|w| words.contains(w)))
+                || (n == 1 && initials_in(text, &option))
+        };
         let reply_words = reply_words.get_or_insert_with(|| content_words(previous_reply));
-        let named = (!content.is_empty() && content.iter().all(|w| reply_words.contains(w)))
-            || (n == 1 && initials_in(previous_reply, &option));
-        if !named
+        if !names_option(reply_words, previous_reply)
             || mentions(&format!("x {option}"), root)
                 .iter()
                 .any(|m| m.kind == NodeKind::Person)
@@ -1394,11 +1398,7 @@ pub fn endorsed_choice(
         if let Some(mut d) = d {
             // The options the reply offered beside it were passed over.
             let offered = offered_options(previous_reply);
-            let is_it = |o: &str| {
-                let ow = content_words(o);
-                (!ow.is_empty() && content.iter().all(|w| ow.contains(w)))
-                    || (n == 1 && initials_in(o, &option))
-            };
+            let is_it = |o: &str| names_option(&content_words(o), o);
             if offered.iter().any(|o| is_it(o)) {
                 let others: Vec<&str> = offered
                     .iter()

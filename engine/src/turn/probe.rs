@@ -152,13 +152,6 @@ impl Probe for HeuristicProbe {
                 plan.decision(&d);
             }
             for s in &user_sentences {
-                // "ok X sounds good", "X for now": an option the reply
-                // before named, picked.
-                if extract::decision(s, input.root).is_none()
-                    && let Some(d) = extract::endorsed_choice(s, previous_reply, input.root)
-                {
-                    plan.decision(&d);
-                }
                 plan.sentence(s, true);
             }
             for s in extract::sentences(&turn.assistant) {
@@ -734,14 +727,18 @@ impl<'a> Plan<'a> {
         }
 
         if from_user {
-            let d = extract::decision(s, self.input.root).or_else(|| {
-                // "recharts is out. visx for all charts": after a drop, a
-                // verbless sentence naming a thing is the replacement.
-                self.last_drop.as_ref()?;
-                let s = extract::strip_sufficiency(s);
-                extract::decision(&format!("let's use {s}"), self.input.root)
-                    .filter(|d| d.chosen.is_some())
-            });
+            let d = extract::decision(s, self.input.root)
+                // "ok X sounds good", "X for now": an option the reply
+                // before named, picked.
+                .or_else(|| extract::endorsed_choice(s, &self.prev_reply, self.input.root))
+                .or_else(|| {
+                    // "recharts is out. visx for all charts": after a drop, a
+                    // verbless sentence naming a thing is the replacement.
+                    self.last_drop.as_ref()?;
+                    let s = extract::strip_sufficiency(s);
+                    extract::decision(&format!("let's use {s}"), self.input.root)
+                        .filter(|d| d.chosen.is_some())
+                });
             // A new choice stands for what the sentence corrects.
             let decided = d
                 .as_ref()
@@ -1959,6 +1956,13 @@ impl<'a> Plan<'a> {
             }
         }
         let mut old: Vec<NodeId> = Vec::new();
+        // The names of what this decision chooses, for the options an
+        // earlier one passed over.
+        let chosen_names: Vec<String> = chosen_id
+            .as_ref()
+            .and_then(|c| self.node_ref(c))
+            .map(|c| c.names().filter(|x| x.len() >= 3).collect())
+            .unwrap_or_default();
         for n in self.current_of_kind(NodeKind::Decision) {
             if n == did {
                 continue;
@@ -1997,19 +2001,10 @@ impl<'a> Plan<'a> {
                     });
             let by_topic = self.same_topic(&topic, &n);
             // "Use X (over Y, Z)" and now Y: an option passed over is taken.
-            let by_passed_over = chosen_id.is_some()
-                && self.node_ref(&n).is_some_and(|o| {
-                    o.label
-                        .split_once(extract::PASSED_OVER)
-                        .is_some_and(|(_, others)| {
-                            chosen_id
-                                .as_ref()
-                                .and_then(|c| self.node_ref(c))
-                                .is_some_and(|c| {
-                                    c.names().any(|x| x.len() >= 3 && find_word(others, &x))
-                                })
-                        })
-                });
+            let by_passed_over = self
+                .node_ref(&n)
+                .and_then(|o| o.label.split_once(extract::PASSED_OVER))
+                .is_some_and(|(_, others)| chosen_names.iter().any(|x| find_word(others, x)));
             let by_return = d.moves == DecisionMove::Return
                 && earlier.iter().any(|e| {
                     self.input.graph.superseded_by(e).is_some_and(|s| s.id == n)
