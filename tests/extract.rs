@@ -1497,6 +1497,17 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
             "refund window: 4 business days",
             "refund window: 7 business days",
         ),
+        // One day set against another: "instead of", "rather than".
+        (
+            &["the owner will end our lease on 12 May instead of 9 June"][..],
+            "lease: 9 June",
+            "lease: 12 May",
+        ),
+        (
+            &["we ship on the 14th rather than the 9th"][..],
+            "ship: the 9th",
+            "ship: the 14th",
+        ),
     ] {
         let g = session(prompts);
         let facts = shown(&g);
@@ -1520,6 +1531,35 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
         "{:?}",
         shown(&g)
     );
+    // Nor is a range that names a day the memory holds, a day said of
+    // someone else ("a buyer who …"), or a number after a day and a comma.
+    for prompts in [
+        &[
+            "the garage lease ends on 12 May",
+            "so the overlap is only 3 May to 12 May",
+        ][..],
+        &[
+            "the garage lease ends on 12 May",
+            "she has a buyer who wants to move in from 1 July",
+        ][..],
+        &[
+            "the pickup is tuesday 4 March",
+            "the courier quoted £80 for tuesday 4 March, 2 vans and a driver",
+        ][..],
+    ] {
+        let g = session(prompts);
+        let facts = shown(&g);
+        assert!(
+            facts.iter().all(|(_, by)| by.is_none()),
+            "{prompts:?}: {facts:?}"
+        );
+        assert!(
+            facts
+                .iter()
+                .all(|(l, _)| !l.contains("July") && !l.contains("March 2")),
+            "{prompts:?}: {facts:?}"
+        );
+    }
 }
 
 #[test]

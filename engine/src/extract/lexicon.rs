@@ -205,6 +205,16 @@ list!(
     "Words that set a new choice against an old one."
 );
 list!(
+    DENIAL_LEADS,
+    "denial_leads.txt",
+    "Words before a value the sentence sets aside."
+);
+list!(
+    PERSON_RELATIVES,
+    "person_relatives.txt",
+    "Relative pronouns that open a clause about another person."
+);
+list!(
     ACCEPT_CUES,
     "accept_cues.txt",
     "Replies that accept a proposal."
@@ -738,6 +748,8 @@ mod tests {
             &*NEGATION_CUES,
             &*DEFERRAL_CUES,
             &*CONTRAST_CUES,
+            &*DENIAL_LEADS,
+            &*PERSON_RELATIVES,
             &*ACCEPT_CUES,
             &*AFFIRMATIONS,
             &*OBJECT_PRONOUNS,

@@ -692,10 +692,14 @@ pub(super) fn value_token(t: &str) -> bool {
 /// The value at word `vi` with what belongs to it: its unit ("20 per
 /// pod", "3 s"), month ("the 12th of <month>") or weekday ("<weekday> the 9th").
 fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
+    // A clause mark ends the value: "on 4 <month>, 2 vans" is no "<month> 2".
+    let ends_clause = |i: usize| ws[i].raw.ends_with([',', ';', '.', ':', '!', '?', ')']);
+    let forward = !ends_clause(vi);
     // "5 working days": the unit's qualifier goes with it.
-    if lws
-        .get(vi + 1)
-        .is_some_and(|w| lexicon::UNIT_QUALIFIERS.contains(w.as_str()))
+    if forward
+        && lws
+            .get(vi + 1)
+            .is_some_and(|w| lexicon::UNIT_QUALIFIERS.contains(w.as_str()))
         && lws
             .get(vi + 2)
             .is_some_and(|w| lexicon::UNIT_WORDS.contains(w.as_str()))
@@ -713,7 +717,8 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         && lws
             .get(vi + 3)
             .is_some_and(|w| lexicon::UNIT_WORDS.contains(w.as_str()));
-    if let Some(next) = lws.get(vi + 1)
+    if forward
+        && let Some(next) = lws.get(vi + 1)
         && (lexicon::UNIT_WORDS.contains(next.as_str())
             || lexicon::MONTHS.contains(next.as_str())
             || counted)
@@ -735,14 +740,15 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         }
     }
     // "the 12th of <month>".
-    if lws.get(vi + 1).is_some_and(|w| w == "of")
+    if forward
+        && lws.get(vi + 1).is_some_and(|w| w == "of")
         && let Some(m) = ws.get(vi + 2)
         && lexicon::MONTHS.contains(lws[vi + 2].as_str())
     {
         value = format!("{value} of {}", m.text);
     }
     // A weekday or month before the number: "a weekday the 9th", "a month 14".
-    if vi >= 1 {
+    if vi >= 1 && !ends_clause(vi - 1) {
         let p = &lws[vi - 1];
         let p2 = if vi >= 2 { lws[vi - 2].as_str() } else { "" };
         if lexicon::MONTHS.contains(p.as_str()) || lexicon::WEEKDAYS.contains(p.as_str()) {
@@ -1019,12 +1025,23 @@ fn with_unit_of(old: String, new: &str) -> String {
 /// its unit. The stated value and its subject are [`fact`]'s.
 pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
     let s = sentence.trim();
-    let new = fact(s)?;
+    let new = fact(s).or_else(|| event(s))?;
     let subject = new.subject.clone()?;
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    let k = (1..ws.len())
-        .find(|&k| lws[k - 1] == "not" && value_token(ws[k].raw) && !ws[k].backticked)?;
+    // The denied value: one right after a denial lead (`denial_leads.txt`),
+    // past "the" and a month or weekday before its number.
+    let denied_at = |k: usize| {
+        let j = date_start(&lws, k);
+        let dated = is_dated(new.value());
+        lexicon::DENIAL_LEADS.iter().any(|lead| {
+            let n = lead.split(' ').count();
+            // "instead of"/"rather than" sets one day against another;
+            // before other values it often compares things, not values.
+            (n == 1 || dated) && j >= n && lws[j - n..j].join(" ") == *lead
+        })
+    };
+    let k = (1..ws.len()).find(|&k| value_token(ws[k].raw) && !ws[k].backticked && denied_at(k))?;
     let old = with_unit_of(fact_value(&ws, &lws, k), new.value());
     if old.eq_ignore_ascii_case(new.value()) || is_dated(&old) != is_dated(new.value()) {
         return None;
@@ -1130,6 +1147,9 @@ pub fn event(sentence: &str) -> Option<Record> {
 /// preposition), as said. Only a date with a month or a weekday counts.
 fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
     let (value, k) = day_at(ws, lws, vi)?;
+    if about_another(ws, lws, k) {
+        return None;
+    }
     if !value.split_whitespace().any(|w| {
         let l = w.to_lowercase();
         lexicon::MONTHS.contains(l.trim_end_matches('.')) || lexicon::WEEKDAYS.contains(&l)
@@ -1175,6 +1195,16 @@ fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
     Some(Record::fact(&subject, &value, s))
 }
 
+/// Whether the clause before word `k` is about another person ("a buyer
+/// who wants to move in from …"): a person's relative pronoun
+/// (`person_relatives.txt`) within six words, with no clause mark between.
+fn about_another(ws: &[super::Word<'_>], lws: &[String], k: usize) -> bool {
+    (k.saturating_sub(6)..k)
+        .rev()
+        .take_while(|&i| !ws[i].raw.ends_with([',', ';', '.', ':', '!', '?']))
+        .any(|i| lexicon::PERSON_RELATIVES.contains(lws[i].as_str()))
+}
+
 /// Whether a fact value names a day: a month, a weekday or an ordinal.
 fn is_dated(value: &str) -> bool {
     value.split_whitespace().any(|w| {
@@ -1218,6 +1248,9 @@ fn date_start(lws: &[String], vi: usize) -> usize {
 /// May 10") updates it.
 fn event_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Option<Record> {
     let (value, k) = day_at(ws, lws, vi)?;
+    if about_another(ws, lws, k) {
+        return None;
+    }
     if k < 3 || lws[k - 1] != "on" {
         return None;
     }
@@ -1306,6 +1339,9 @@ fn fact_at(
         return None;
     }
     let value = fact_value(ws, lws, vi);
+    if is_dated(&value) && about_another(ws, lws, date_start(lws, vi)) {
+        return None;
+    }
     // The subject: the noun phrase before a linking verb ahead of the value,
     // or the words right before the value.
     let mut end = vi;
@@ -1440,6 +1476,10 @@ fn fact_at(
             && out.len() < 3
             && !lexicon::is_stop(&lws[k])
             && w.text.chars().all(|c| c.is_alphanumeric() || c == '-')
+            // "£80 for Tuesday 4 <month>": a day is when, not what.
+            && !lexicon::is_weekday(&lws[k])
+            && !lexicon::MONTHS.contains(lws[k].as_str())
+            && !value_token(w.raw)
         {
             out.push(&lws[k]);
             if w.raw.ends_with([',', '.', ';', ':', '!', '?']) {

@@ -1210,6 +1210,8 @@ impl<'a> Plan<'a> {
         if said.is_empty() {
             return None;
         }
+        let lower = s.to_lowercase();
+        let changes = extract::says_change(s);
         let mut fits = self
             .current_of_kind(NodeKind::Fact)
             .into_iter()
@@ -1238,6 +1240,18 @@ impl<'a> Plan<'a> {
                         extract::value_unit(v).as_deref() == Some(unit.as_str())
                             && extract::value_number(v).is_some_and(|x| x != num)
                     })?;
+                // "the overlap is 3 May to 12 May": a range names two
+                // values of one thing, unless the sentence says a change.
+                let (a, b) = (new.to_lowercase(), old.to_lowercase());
+                let ranged = ["to", "until", "till", "through", "and", "-", "–"]
+                    .iter()
+                    .any(|j| {
+                        lower.contains(&format!("{a} {j} {b}"))
+                            || lower.contains(&format!("{b} {j} {a}"))
+                    });
+                if ranged && !changes {
+                    return None;
+                }
                 Some((subject.to_owned(), new))
             });
         let (subject, value) = fits.next()?;
