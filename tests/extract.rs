@@ -1497,6 +1497,12 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
             "refund window: 4 business days",
             "refund window: 7 business days",
         ),
+        // A plain number counts the plural noun after it.
+        (
+            &["the abstract is 300 words now, not 250"][..],
+            "abstract: 250 words",
+            "abstract: 300 words",
+        ),
         // One day set against another: "instead of", "rather than".
         (
             &["the owner will end our lease on 12 May instead of 9 June"][..],

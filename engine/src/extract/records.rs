@@ -717,11 +717,32 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         && lws
             .get(vi + 3)
             .is_some_and(|w| lexicon::UNIT_WORDS.contains(w.as_str()));
+    // "8 episodes", "12 seats": a plain number counts the plural noun
+    // after it.
+    let plain_number = ws[vi]
+        .text
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | ','));
+    let counts = |i: usize| {
+        lws.get(i).is_some_and(|w| {
+            w.len() >= 4
+                && w.chars().all(|c| c.is_ascii_lowercase())
+                && w.ends_with('s')
+                && !w.ends_with("ss")
+                && !w.ends_with("us")
+                && !w.ends_with("is")
+                && !lexicon::is_stop(w)
+                && !lexicon::is_closed_class(w)
+                && lexicon::is_known_word(w)
+                && lexicon::is_known_word(&w[..w.len() - 1])
+        })
+    };
     if forward
         && let Some(next) = lws.get(vi + 1)
         && (lexicon::UNIT_WORDS.contains(next.as_str())
             || lexicon::MONTHS.contains(next.as_str())
-            || counted)
+            || counted
+            || (plain_number && counts(vi + 1)))
         && (next != "per" || content(vi + 2))
     {
         value = format!("{value} {}", ws[vi + 1].text);

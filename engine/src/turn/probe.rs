@@ -1044,10 +1044,15 @@ impl<'a> Plan<'a> {
                 continue;
             }
             let ou = extract::value_unit(ov);
+            // A noun a number counts ("8,000 words") may go unsaid the
+            // next time ("make it 9,000").
+            let counted = |u: &String| {
+                u.chars().all(char::is_alphabetic) && !extract::lexicon::UNIT_WORDS.contains(u)
+            };
             let same_unit = match (&ou, &unit) {
                 (Some(a), Some(b)) => extract::same_dimension(a, b),
                 (None, None) => true,
-                _ => false,
+                (Some(u), None) | (None, Some(u)) => counted(u),
             } || (ou.is_none() && unit_in(&unit, &ow))
                 || (unit.is_none() && unit_in(&ou, &words));
             if same_unit && ov.to_lowercase() != value.to_lowercase() {
