@@ -274,7 +274,7 @@ impl Default for RenderConfig {
             focus_max: 8,
             near_distance: 2,
             min_weight: 0.08,
-            edges_per_node: 3,
+            edges_per_node: 1,
         }
     }
 }

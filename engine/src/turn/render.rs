@@ -287,11 +287,10 @@ pub fn expand_handle(g: &Graph, handle: &str) -> Option<Vec<NodeId>> {
 /// One node in full: the multi-line detail a focus or expansion shows.
 pub fn describe(g: &Graph, n: &Node, now: DateTime<Utc>, edges_max: usize) -> String {
     let mut s = format!(
-        "- **{}** ({}, {}; w {:.2}, {})",
+        "- **{}** ({}, {}; {})",
         label_with_history(g, n),
         n.domain.as_str(),
         kind_tag(n),
-        n.weight,
         ago(now, n.last_activated)
     );
     if let Some(d) = &n.detail {
@@ -321,10 +320,13 @@ pub fn describe(g: &Graph, n: &Node, now: DateTime<Utc>, edges_max: usize) -> St
         .take(edges_max)
         .map(|(score, outgoing, kind, other)| {
             let arrow = if outgoing { "→" } else { "←" };
-            (
-                score,
-                format!("{arrow} {} {}", kind.as_str(), short(&other.label, 40)),
-            )
+            // "relates_to" is the default link: the arrow says enough.
+            let text = if kind == EdgeKind::RelatesTo {
+                format!("{arrow} {}", short(&other.label, 32))
+            } else {
+                format!("{arrow} {} {}", kind.as_str(), short(&other.label, 32))
+            };
+            (score, text)
         })
         .collect();
     if let Some(old) = g.superseded_by(&n.id) {
