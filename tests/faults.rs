@@ -545,8 +545,13 @@ fn kill_9_trials_lose_nothing_acknowledged_and_count_every_turn_once() {
                 .unwrap_or_default();
                 let turns = state["stats"]["turns"].as_u64().unwrap_or(0) as usize;
                 if turns + set_aside != prompts {
+                    // What the log says went wrong with the missing jobs (a
+                    // hook that could not spool, a job that failed).
+                    let log = std::fs::read_to_string(env.state.join("rollgraph.log"))
+                        .unwrap_or_default();
+                    let why: Vec<&str> = log.lines().rev().take(6).collect();
                     failures.push(format!(
-                        "trial {t} (daemon): {turns} turns counted (+{set_aside} set aside) for {prompts} prompts"
+                        "trial {t} (daemon): {turns} turns counted (+{set_aside} set aside) for {prompts} prompts; the log's last lines: {why:?}"
                     ));
                 }
             }
