@@ -210,6 +210,11 @@ list!(
     "Words before a value the sentence sets aside."
 );
 list!(
+    RANGE_JOINERS,
+    "range_joiners.txt",
+    "Words that join two values into a range."
+);
+list!(
     PERSON_RELATIVES,
     "person_relatives.txt",
     "Relative pronouns that open a clause about another person."
@@ -750,6 +755,7 @@ mod tests {
             &*CONTRAST_CUES,
             &*DENIAL_LEADS,
             &*PERSON_RELATIVES,
+            &*RANGE_JOINERS,
             &*ACCEPT_CUES,
             &*AFFIRMATIONS,
             &*OBJECT_PRONOUNS,

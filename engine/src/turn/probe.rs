@@ -1248,12 +1248,10 @@ impl<'a> Plan<'a> {
                 // "the overlap is 3 May to 12 May": a range names two
                 // values of one thing, unless the sentence says a change.
                 let (a, b) = (new.to_lowercase(), old.to_lowercase());
-                let ranged = ["to", "until", "till", "through", "and", "-", "–"]
-                    .iter()
-                    .any(|j| {
-                        lower.contains(&format!("{a} {j} {b}"))
-                            || lower.contains(&format!("{b} {j} {a}"))
-                    });
+                let ranged = extract::lexicon::RANGE_JOINERS.iter().any(|j| {
+                    lower.contains(&format!("{a} {j} {b}"))
+                        || lower.contains(&format!("{b} {j} {a}"))
+                });
                 if ranged && !changes {
                     return None;
                 }
