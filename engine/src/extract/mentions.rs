@@ -661,7 +661,7 @@ pub(super) fn role_phrase_at(ws: &[Word<'_>], k: usize) -> Option<String> {
     // "starts the dev box": a role noun that modifies the noun after it
     // names no role.
     if let Some(next) = words.get(end)
-        && !words[end - 1].ends_with([',', '.', ';', ':', '!', '?', ')'])
+        && !words[end - 1].ends_with(super::CLAUSE_MARKS)
     {
         let l = next
             .trim_matches(|c: char| !c.is_alphanumeric())

@@ -80,6 +80,9 @@ pub const EARLIER_CHOICE: &str = "(the choice before this one)";
 /// choice in force whose name or topic the turn mentions, if one does.
 pub const PREVIOUS_NAMED: &str = "(the choice the turn names)";
 
+/// Marks that end a clause when a word ends with one ("on 4 May, 2 vans").
+const CLAUSE_MARKS: [char; 7] = [',', '.', ';', ':', '!', '?', ')'];
+
 /// What a decision's label says, after its choice, of the options the reply
 /// offered beside it: "Use X (over Y, Z)". A later choice of Y replaces it.
 pub const PASSED_OVER: &str = " (over ";

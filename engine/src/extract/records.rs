@@ -693,7 +693,7 @@ pub(super) fn value_token(t: &str) -> bool {
 /// pod", "3 s"), month ("the 12th of <month>") or weekday ("<weekday> the 9th").
 fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     // A clause mark ends the value: "on 4 <month>, 2 vans" is no "<month> 2".
-    let ends_clause = |i: usize| ws[i].raw.ends_with([',', ';', '.', ':', '!', '?', ')']);
+    let ends_clause = |i: usize| ws[i].raw.ends_with(super::CLAUSE_MARKS);
     let forward = !ends_clause(vi);
     // "5 working days": the unit's qualifier goes with it.
     if forward
@@ -957,9 +957,7 @@ fn phrase_start(
 ) -> usize {
     let mut start = end;
     while start > 0 && end - start < 4 {
-        let ends_clause = ws[start - 1]
-            .raw
-            .ends_with([',', '.', ';', ':', '!', '?', ')']);
+        let ends_clause = ws[start - 1].raw.ends_with(super::CLAUSE_MARKS);
         if (start != end && ends_clause) || stops(lws[start - 1].as_str()) {
             break;
         }
@@ -1041,9 +1039,10 @@ fn with_unit_of(old: String, new: &str) -> String {
     }
 }
 
-/// "the ceiling is 15 min not 8", "it's 3 business days here, not 7": the value a
-/// sentence denies after "not" is the history of the value it states, in
-/// its unit. The stated value and its subject are [`fact`]'s.
+/// "the ceiling is 15 min not 8", "it's 3 business days here, not 7", "on
+/// the 14th instead of the 9th": the value a sentence denies after a denial
+/// lead is the history of the value it states, in its unit. The stated
+/// value and its subject are [`fact`]'s (or [`event`]'s).
 pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
     let s = sentence.trim();
     let new = fact(s).or_else(|| event(s))?;
@@ -1052,9 +1051,9 @@ pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
     // The denied value: one right after a denial lead (`denial_leads.txt`),
     // past "the" and a month or weekday before its number.
+    let dated = is_dated(new.value());
     let denied_at = |k: usize| {
         let j = date_start(&lws, k);
-        let dated = is_dated(new.value());
         lexicon::DENIAL_LEADS.iter().any(|lead| {
             let n = lead.split(' ').count();
             // "instead of"/"rather than" sets one day against another;
@@ -1064,7 +1063,7 @@ pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
     };
     let k = (1..ws.len()).find(|&k| value_token(ws[k].raw) && !ws[k].backticked && denied_at(k))?;
     let old = with_unit_of(fact_value(&ws, &lws, k), new.value());
-    if old.eq_ignore_ascii_case(new.value()) || is_dated(&old) != is_dated(new.value()) {
+    if old.eq_ignore_ascii_case(new.value()) || is_dated(&old) != dated {
         return None;
     }
     let old = Record::fact(&subject, &old, s);

@@ -713,11 +713,10 @@ impl<'a> Plan<'a> {
         // memory holds no value of that subject to update instead.
         let denied = || {
             extract::denied_value(s).filter(|(new, _)| {
-                let subject = new.subject.as_deref().map(normalize_name);
-                let held = self.current_of_kind(NodeKind::Fact).iter().any(|id| {
-                    self.node_ref(id)
-                        .and_then(|n| Self::subject_of(&n.label))
-                        .is_some_and(|os| Some(os) == subject)
+                let held = new.subject.as_deref().is_some_and(|subject| {
+                    !self
+                        .in_force_about(NodeKind::Fact, &normalize_name(subject))
+                        .is_empty()
                 });
                 !held && self.related_fact(new).is_none()
             })
@@ -895,6 +894,18 @@ impl<'a> Plan<'a> {
             .filter(|a| !a.is_empty())
     }
 
+    /// The records of `kind` in force whose subject (normalised) is `subject`.
+    fn in_force_about(&self, kind: NodeKind, subject: &str) -> Vec<NodeId> {
+        self.current_of_kind(kind)
+            .into_iter()
+            .filter(|id| {
+                self.node_ref(id)
+                    .and_then(|n| Self::subject_of(&n.label))
+                    .is_some_and(|s| s == subject)
+            })
+            .collect()
+    }
+
     /// Adds a fact, restriction, procedure or intention; a fact or procedure
     /// whose subject already holds another value supersedes it.
     fn record(&mut self, r: &extract::Record, ids: &[(NodeId, NodeKind)]) {
@@ -962,14 +973,9 @@ impl<'a> Plan<'a> {
             return;
         };
         let old: Vec<NodeId> = self
-            .current_of_kind(r.kind)
+            .in_force_about(r.kind, &subject)
             .into_iter()
             .filter(|id| *id != rid)
-            .filter(|id| {
-                self.node_ref(id)
-                    .and_then(|n| Self::subject_of(&n.label))
-                    .is_some_and(|s| s == subject)
-            })
             .collect();
         for o in old {
             self.supersede(&rid, &o);
@@ -1227,8 +1233,9 @@ impl<'a> Plan<'a> {
                 let num = extract::value_number(old)?;
                 // A day is named again in full ("not the 3rd of March any
                 // more"); any other value by its number.
+                let old_lower = old.to_lowercase();
                 let named = if unit == "date" {
-                    s.to_lowercase().contains(&old.to_lowercase())
+                    lower.contains(&old_lower)
                 } else {
                     extract::names_number(s, &num)
                 };
@@ -1247,7 +1254,7 @@ impl<'a> Plan<'a> {
                     })?;
                 // "the overlap is 3 May to 12 May": a range names two
                 // values of one thing, unless the sentence says a change.
-                let (a, b) = (new.to_lowercase(), old.to_lowercase());
+                let (a, b) = (new.to_lowercase(), old_lower);
                 let ranged = extract::lexicon::RANGE_JOINERS.iter().any(|j| {
                     lower.contains(&format!("{a} {j} {b}"))
                         || lower.contains(&format!("{b} {j} {a}"))
