@@ -406,8 +406,12 @@ pub fn compact(home: &Home, session: &str) -> Result<()> {
     lock_within(&f, Duration::from_secs(2))?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if read_offset(home, session) >= len {
-        f.set_len(0).context("truncating the spool")?;
+        // The offset first: a daemon killed between the two steps leaves
+        // jobs already applied to read again (skipped by their ids), never
+        // an old offset into a new spool, which would land mid-line past
+        // the jobs hooks append after the truncation and lose them.
         commit(home, session, 0)?;
+        f.set_len(0).context("truncating the spool")?;
     }
     Ok(())
 }
