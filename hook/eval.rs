@@ -233,6 +233,51 @@ fn history_part(line: &str) -> &str {
     line.find("(was:").map(|p| &line[p..]).unwrap_or("")
 }
 
+/// Why a changed decision was not shown as "new (was: old)": the graph
+/// never held the new side, held it without the old one superseded by it,
+/// or held the pair and the render left it out.
+fn pair_diagnosis(graph: &Graph, new: &str, old: &str) -> String {
+    let holders: Vec<&rollgraph_engine::graph::Node> = graph
+        .nodes_unordered()
+        .filter(|n| holds(&n.label, new))
+        .collect();
+    let Some(first) = holders.first() else {
+        return "no node label holds the new side".into();
+    };
+    // The old side may be further down the chain (A → B → C).
+    let paired = holders.iter().find(|n| {
+        let mut at = graph.supersedes(&n.id);
+        let mut seen = vec![n.id.clone()];
+        while let Some(o) = at.pop() {
+            if holds(&o.label, old) {
+                return true;
+            }
+            if !seen.contains(&o.id) {
+                seen.push(o.id.clone());
+                at.extend(graph.supersedes(&o.id));
+            }
+        }
+        false
+    });
+    match paired {
+        Some(n) => format!(
+            "the pair is held, the render left it out: {} {:?}",
+            n.kind.as_str(),
+            n.label
+        ),
+        None if graph.nodes_unordered().any(|n| holds(&n.label, old)) => format!(
+            "both sides held, no supersedes edge: {} {:?}",
+            first.kind.as_str(),
+            first.label
+        ),
+        None => format!(
+            "the new side held, the old never was: {} {:?}",
+            first.kind.as_str(),
+            first.label
+        ),
+    }
+}
+
 /// Scores a finished replay against its labels.
 pub fn score(
     name: &str,
@@ -280,8 +325,12 @@ pub fn score(
         if shown {
             s.superseded.0 += 1;
         } else {
-            s.missed
-                .push(format!("superseded: {} (was: {})", p.new, p.old));
+            s.missed.push(format!(
+                "superseded: {} (was: {}) ({})",
+                p.new,
+                p.old,
+                pair_diagnosis(graph, &p.new, &p.old)
+            ));
         }
         // "Drop X" says X is out, not in force.
         let stale = lines
