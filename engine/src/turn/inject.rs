@@ -35,9 +35,6 @@ use crate::session::StoredRender;
 /// Most items a render carries.
 pub const MAX_ITEMS: usize = 48;
 
-/// Most changed items one update lists; more than that sends the full block.
-pub const MAX_DELTA_ITEMS: usize = 12;
-
 /// Focus labels compared to say the focus moved.
 const FOCUS_SHOWN: usize = 4;
 
@@ -253,17 +250,10 @@ fn focus_moved(old: &[String], new: &[String]) -> bool {
     a != b
 }
 
-/// The update block for the items that changed since `state` (none when
-/// nothing changed): `None` when there is nothing to say.
-pub fn delta_text(state: &Injected, r: &StoredRender) -> Option<(String, usize)> {
-    delta_text_upto(state, r, MAX_DELTA_ITEMS)
-}
-
-fn delta_text_upto(
-    state: &Injected,
-    r: &StoredRender,
-    max_items: usize,
-) -> Option<(String, usize)> {
+/// The update block for the items that changed since `state`, every one
+/// of them (a fresh block is sent instead once an update would outweigh
+/// it): `None` when there is nothing to say.
+pub fn delta_text(state: &Injected, r: &StoredRender) -> Option<String> {
     let changed: Vec<(&Item, bool)> = r
         .items
         .iter()
@@ -281,13 +271,10 @@ fn delta_text_upto(
          Changes since the rolling-memory block of turn {since}; the rest of it still holds.\n",
         r.turn
     );
-    for (i, new) in changed.iter().take(max_items) {
+    for (i, new) in &changed {
         s.push_str(if *new { "- new: " } else { "- changed: " });
         s.push_str(&i.text);
         s.push('\n');
-    }
-    if changed.len() > max_items {
-        s.push_str(&format!("- … and {} more\n", changed.len() - max_items));
     }
     if moved {
         s.push_str("Focus now: ");
@@ -295,8 +282,7 @@ fn delta_text_upto(
         s.push('\n');
     }
     s.push_str("</rolling-memory-update>");
-    let n = changed.len();
-    Some((s, n))
+    Some(s)
 }
 
 fn record_full(state: &mut Injected, r: &StoredRender) {
@@ -361,7 +347,7 @@ pub fn plan(
     if !prompt || mode == InjectMode::Full || state.turn.is_none() || state.needs_full {
         return full(state);
     }
-    let (text, n) = delta_text(state, r)?;
+    let text = delta_text(state, r)?;
     let tokens = estimate_tokens(&text, r);
     // Everything that changed since the last full block, said at once: once
     // that outweighs a fresh block, the fresh block is the better message.
@@ -371,9 +357,8 @@ pub fn plan(
         turn: state.turn,
         ..Injected::default()
     };
-    let accumulated =
-        delta_text_upto(&since_base, r, usize::MAX).map_or(0, |(t, _)| estimate_tokens(&t, r));
-    if n > MAX_DELTA_ITEMS || tokens.max(accumulated) >= r.tokens {
+    let accumulated = delta_text(&since_base, r).map_or(0, |t| estimate_tokens(&t, r));
+    if tokens.max(accumulated) >= r.tokens {
         return full(state);
     }
     for i in &r.items {
@@ -460,6 +445,41 @@ mod tests {
             let _ = plan(&mut st, &r, Moment::Prompt, mode);
             st.needs_full = true;
             assert!(plan(&mut st, &r, Moment::Start, mode).is_some(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn an_update_cheaper_than_a_block_lists_every_change() {
+        // Twenty short changes against a 600-token block: one update naming
+        // all twenty (none hidden behind "and N more"), not the block again.
+        let mut st = Injected::default();
+        let _ = plan(
+            &mut st,
+            &render(1, &[], &[]),
+            Moment::Start,
+            InjectMode::Delta,
+        );
+        let items: Vec<(String, String)> = (0..20)
+            .map(|k| (format!("n{k}"), format!("item {k} (fact)")))
+            .collect();
+        let refs: Vec<(&str, &str)> = items
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let p = plan(
+            &mut st,
+            &render(3, &refs, &[]),
+            Moment::Prompt,
+            InjectMode::Delta,
+        );
+        let Some(Planned::Delta { text, .. }) = p else {
+            panic!("expected an update, got {p:?}");
+        };
+        for (_, t) in &items {
+            assert!(
+                text.contains(&format!("- new: {t}\n")),
+                "{t} missing: {text}"
+            );
         }
     }
 
