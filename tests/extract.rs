@@ -2007,3 +2007,106 @@ fn an_option_the_reply_named_is_picked_by_an_endorsement() {
     assert!(live.iter().any(|l| l.contains("ring journal")), "{live:?}");
     assert!(!live.iter().any(|l| l.contains("qdb")), "{live:?}");
 }
+
+#[test]
+fn versions_and_settings_are_facts_of_their_name() {
+    words();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "it's on Quokka 6.1.7 right now, with ruby 3.0.6.",
+            &["Quokka 6.1.7", "ruby 3.0.6"],
+        ),
+        ("we're on zentrafs 14 in prod.", &["zentrafs 14"]),
+        (
+            "Yeah no, actually keep minLevel 26, we can't strand them.",
+            &["minLevel 26"],
+        ),
+        ("installed brisket@18.2.0 last night.", &["brisket@18.2.0"]),
+        (
+            "Sam added MAX_POOL_THREADS=8 to the worker env.",
+            &["MAX_POOL_THREADS=8"],
+        ),
+        (
+            "the Vexo Stack 3.2 line is what we target.",
+            &["Vexo Stack 3.2"],
+        ),
+        ("upgrade plinth version 2.4 first.", &["plinth version 2.4"]),
+        // Not versions: a count, a measure, a price, a year, a date, a
+        // decimal, a variable set for a command, a question.
+        ("zentrafs 14 connections is the cap.", &[]),
+        ("the crate weighs 2.5 kg.", &[]),
+        ("it costs 4.50 a month.", &[]),
+        ("Q3 2026 is the goal.", &[]),
+        ("the review is on March 24.", &[]),
+        ("the ratio is 0.8 today.", &[]),
+        ("run HEADLESS=1 bundle exec rspec.", &[]),
+        ("are we on Quokka 6.1?", &[]),
+    ];
+    for (s, want) in cases {
+        let got: Vec<String> = extract::versions(s).into_iter().map(|r| r.label).collect();
+        assert_eq!(&got, want, "{s}");
+    }
+    // The label reads back as its subject and value.
+    assert_eq!(
+        extract::fact_parts("Quokka 6.1.7"),
+        Some(("Quokka", "6.1.7"))
+    );
+    assert_eq!(
+        extract::fact_parts("plinth version 2.4"),
+        Some(("plinth", "2.4"))
+    );
+    assert_eq!(
+        extract::fact_parts("MAX_POOL_THREADS=8"),
+        Some(("MAX_POOL_THREADS", "8"))
+    );
+    assert_eq!(
+        extract::fact_parts("pool size: 12"),
+        Some(("pool size", "12"))
+    );
+    assert_eq!(extract::fact_parts("Use per-device tokens"), None);
+}
+
+#[test]
+fn a_new_version_of_a_name_supersedes_the_old_one() {
+    // "zentrafs" is a version's name because the word list does not know it.
+    words();
+    let g = session(&[
+        "we're on zentrafs 14 for now.",
+        "ok, the staging box runs zentrafs 16 since this morning.",
+        "And the minLevel thing: Dana wants to bump minLevel to 28.",
+        "actually keep minLevel 26, we can't strand those folks.",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    for (new, old) in [("zentrafs 16", "zentrafs 14"), ("minLevel 26", "28")] {
+        let n = g
+            .nodes()
+            .into_iter()
+            .find(|n| n.kind == NodeKind::Fact && n.label == new)
+            .unwrap_or_else(|| panic!("{new} not held: {facts:?}"));
+        assert!(
+            g.supersedes(&n.id).iter().any(|o| o.label.contains(old)),
+            "{new} should supersede {old}: {facts:?}"
+        );
+        assert!(facts.contains(&new.to_owned()), "{facts:?}");
+        assert!(
+            !facts.iter().any(|f| f.contains(old)),
+            "{old} still in force: {facts:?}"
+        );
+    }
+    // A decision naming a version supersedes the version held before.
+    let g = session(&[
+        "the app is on Quokka 4.2 right now.",
+        "let's go to Quokka 5.1 as part of this.",
+    ]);
+    assert!(
+        in_force_of(&g, NodeKind::Fact).is_empty(),
+        "{:?}",
+        in_force_of(&g, NodeKind::Fact)
+    );
+    let d = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.kind == NodeKind::Decision && n.label.contains("Quokka 5.1"))
+        .unwrap_or_else(|| panic!("{:?}", in_force(&g)));
+    assert!(g.supersedes(&d.id).iter().any(|o| o.label == "Quokka 4.2"));
+}

@@ -371,6 +371,11 @@ list!(
 );
 list!(UNIT_WORDS, "units.txt", "Units that follow a number.");
 list!(
+    VERSION_CUES,
+    "version_cues.txt",
+    "Words that make a number after a name that thing's version."
+);
+list!(
     UNIT_QUALIFIERS,
     "unit_qualifiers.txt",
     "Words between a number and its unit that belong to it (\"5 working days\")."
@@ -787,6 +792,7 @@ mod tests {
             &*INTENTION_CUES,
             &*FACT_SUBJECT_HEADS,
             &*UNIT_WORDS,
+            &*VERSION_CUES,
             &*UNIT_QUALIFIERS,
             &*TECH_WORDS,
             &*PROJECT_WORDS,

@@ -356,12 +356,17 @@ pub fn has_correction_language(text: &str) -> bool {
     sentences(text).iter().any(|s| correction(s).is_some())
 }
 
-/// The facts, restrictions, procedures and intentions a text states.
+/// The facts (versions and settings too), restrictions, procedures and
+/// intentions a text states.
 pub fn records(text: &str) -> Vec<Record> {
     sentences(text)
         .iter()
-        .flat_map(|s| [fact(s), restriction(s), procedure(s), intention(s)])
-        .flatten()
+        .flat_map(|s| {
+            [fact(s), restriction(s), procedure(s), intention(s)]
+                .into_iter()
+                .flatten()
+                .chain(versions(s))
+        })
         .collect()
 }
 

@@ -1572,3 +1572,203 @@ fn fact_at(
     };
     Some(Record::fact(&subject, &value, s))
 }
+
+/// Whether a token is a version number: "7.1", "6.5.12", "v2", "6.2+",
+/// "1.4.0-rc1"; a bare integer ("14") only where `integer` allows it. A
+/// decimal fraction is no version: "0.8", "3.14159".
+fn version_token(t: &str, integer: bool) -> bool {
+    let t = t.strip_suffix('+').unwrap_or(t);
+    let (core, pre) = t.split_once('-').unwrap_or((t, ""));
+    if !pre.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+        return false;
+    }
+    let (core, prefixed) = match core.strip_prefix(['v', 'V']) {
+        Some(c) => (c, true),
+        None => (core, false),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || p.len() > 4 || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return false;
+    }
+    match parts.len() {
+        1 => integer || prefixed,
+        2 => parts[0] != "0" && parts[1].len() <= 2 || prefixed,
+        3 | 4 => true,
+        _ => false,
+    }
+}
+
+/// Versions of named things a sentence states: "it's on Rails 6.1.7",
+/// "postgres 14 in prod", "minSdk 26", "react@18.2.0", and settings written
+/// as code ("MAX_THREADS=8"). One fact each, labelled as written ("Rails
+/// 6.1.7", "MAX_THREADS=8"), about the name: a later version of the same
+/// name supersedes it. A plain number after a word is a version only with
+/// evidence that the word names software (written as code or capitalised
+/// mid-sentence and not a common noun, unknown to the word list, or a
+/// version word in the sentence) and nothing counted after it ("14
+/// connections").
+pub fn versions(sentence: &str) -> Vec<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return Vec::new();
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let cued = lws
+        .iter()
+        .any(|w| lexicon::VERSION_CUES.contains(w.as_str()));
+    let ends = |raw: &str| raw.ends_with(super::CLAUSE_MARKS) || raw.ends_with(['.', '!', '?']);
+    let mut out: Vec<Record> = Vec::new();
+    let mut push = |name: String, label: String| {
+        let subject = normalize_name(&name);
+        if !subject.is_empty() && !out.iter().any(|r| r.subject.as_deref() == Some(&subject)) {
+            out.push(Record {
+                kind: NodeKind::Fact,
+                label,
+                subject: Some(subject),
+                sentence: s.to_owned(),
+            });
+        }
+    };
+    // A name word: a thing, not a function word, a calendar word, a unit or
+    // the head of a measured subject ("timeout 30").
+    let nameish = |k: usize| {
+        let l = lws[k].as_str();
+        ws[k].text.chars().next().is_some_and(char::is_alphabetic)
+            && ws[k]
+                .text
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '&'))
+            && ws[k].text.chars().any(char::is_alphabetic)
+            && !ends(ws[k].raw)
+            && !lexicon::is_closed_class(l)
+            && !lexicon::UNIT_WORDS.contains(l)
+            && !lexicon::FACT_SUBJECT_HEADS.contains(l)
+            && !lexicon::ORDINALS.contains(l)
+    };
+    for (i, w) in ws.iter().enumerate() {
+        let raw = w
+            .raw
+            .trim_start_matches(['(', '"', '\'', '`', '['])
+            .trim_end_matches([')', '"', '\'', '`', ']', ',', '.', ';', ':', '!', '?']);
+        // "react@18.2.0", "MAX_THREADS=8": one token.
+        if let Some((name, v)) = raw.split_once('@').or_else(|| raw.split_once('='))
+            && !name.is_empty()
+            && name.chars().next().is_some_and(char::is_alphabetic)
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/'))
+        {
+            let v = v.trim_start_matches(['^', '~']);
+            let code = name.contains('_') || name.chars().skip(1).any(char::is_uppercase);
+            // "HEADLESS=1 bundle exec rspec": a variable set for a command
+            // is the command's, not a setting.
+            let commanded = !ends(w.raw)
+                && lws
+                    .get(i + 1)
+                    .is_some_and(|n| !lexicon::is_stop(n) && n.chars().any(char::is_alphabetic));
+            let pinned = raw.contains('@') && version_token(v, false);
+            let setting = raw.contains('=')
+                && code
+                && !commanded
+                && !v.is_empty()
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+            if pinned || setting {
+                push(name.to_owned(), raw.to_owned());
+            }
+            continue;
+        }
+        if i == 0
+            || !w
+                .text
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit() || c == 'v' || c == 'V')
+        {
+            continue;
+        }
+        // "version 3.6" and "v" give way to the name before them.
+        let mut k = i - 1;
+        if lexicon::VERSION_CUES.contains(lws[k].as_str()) && k > 0 {
+            k -= 1;
+        }
+        if !nameish(k) {
+            continue;
+        }
+        let name_w = &ws[k];
+        let code = name_w.text.contains('_')
+            || name_w.text.chars().skip(1).any(char::is_uppercase)
+            || name_w.backticked;
+        let zipf = lexicon::zipf(&lws[k]);
+        let capital = !name_w.sentence_start && super::mentions::is_capitalized(name_w.text);
+        let rare = zipf.is_none_or(|z| z < 4.3);
+        let unknown = lexicon::frequencies_loaded() && zipf.is_none();
+        // Nothing counted after the number: "14 connections" is a count.
+        let counted = ws.get(i + 1).is_some_and(|n| {
+            let l = lws[i + 1].as_str();
+            !ends(w.raw)
+                && !lexicon::is_stop(l)
+                && n.text.chars().all(char::is_alphabetic)
+                && ((l.ends_with('s') && !l.ends_with("ss")) || lexicon::UNIT_WORDS.contains(l))
+        });
+        // A year is no version ("Q3 2026").
+        let integer =
+            !counted && w.text.len() <= 3 && (code || (rare && (capital || unknown || cued)));
+        // "2.5 kg" is a measure.
+        let measured = lws
+            .get(i + 1)
+            .is_some_and(|n| lexicon::UNIT_WORDS.contains(n.as_str()));
+        let dotted = code || capital || rare || cued;
+        if measured || !(dotted && version_token(w.text, integer)) {
+            continue;
+        }
+        // Said together: "pins x < 7" is a bound, not x's version.
+        let said: Vec<&str> = ws[k..=i].iter().map(|w| w.raw).collect();
+        if !s.contains(&said.join(" ")) {
+            continue;
+        }
+        // "Spring Boot 3.2": capitalised words before the name go with it.
+        let mut from = k;
+        while from > 0
+            && k - from < 2
+            && super::mentions::is_capitalized(ws[from - 1].text)
+            && !ws[from - 1].sentence_start
+            && !ends(ws[from - 1].raw)
+            && nameish(from - 1)
+        {
+            from -= 1;
+        }
+        let name: Vec<&str> = ws[from..=k].iter().map(|w| w.text).collect();
+        let name = name.join(" ");
+        let label = if k + 1 == i {
+            format!("{name} {}", w.text)
+        } else {
+            format!("{name} {} {}", ws[k + 1].text, w.text)
+        };
+        push(name, label);
+    }
+    out
+}
+
+/// The subject and value of a fact's label: "request timeout: 3 s", a
+/// setting "MAX_THREADS=8", or a version "Rails 7.1".
+pub fn fact_parts(label: &str) -> Option<(&str, &str)> {
+    if let Some(p) = label.split_once(": ") {
+        return Some(p);
+    }
+    if !label.contains(' ')
+        && let Some(p) = label.split_once('=').or_else(|| label.split_once('@'))
+    {
+        return Some(p);
+    }
+    let (name, v) = label.rsplit_once(' ')?;
+    let name = name
+        .strip_suffix(" version")
+        .or_else(|| name.strip_suffix(" v"))
+        .unwrap_or(name);
+    version_token(v, true).then_some((name, v))
+}

@@ -742,10 +742,42 @@ impl<'a> Plan<'a> {
             let decided = d
                 .as_ref()
                 .is_some_and(|d| d.moves == extract::DecisionMove::Choose && d.chosen.is_some());
+            // What the decision chose, to hold a version it names once.
+            let chose = d.as_ref().map(|d| d.label.clone()).unwrap_or_default();
             if let Some(d) = d {
                 self.decision(&d);
             }
-            let fact = extract::fact(s);
+            // "it's on Rails 6.1.7": versions of named things, each its own
+            // fact; a version the sentence's decision names is that decision,
+            // and it supersedes the version held before ("Use Rails 7.1"
+            // after "Rails 6.1.7").
+            // (A decision that made no node, "keep X" with nothing to keep
+            // it against, leaves the version a fact.)
+            let decided_node = (!chose.is_empty())
+                .then(|| self.resolve(&chose, NodeKind::Decision))
+                .flatten()
+                .filter(|id| self.node_ref(id).is_some());
+            let (chosen, versions): (Vec<extract::Record>, Vec<extract::Record>) =
+                extract::versions(s).into_iter().partition(|v| {
+                    decided_node.is_some() && chose.to_lowercase().contains(&v.label.to_lowercase())
+                });
+            if let Some(did) = decided_node {
+                for v in &chosen {
+                    let Some(subject) = v.subject.as_deref() else {
+                        continue;
+                    };
+                    for old in self.in_force_about(NodeKind::Fact, subject) {
+                        self.supersede(&did, &old);
+                    }
+                }
+            }
+            let fact = extract::fact(s).filter(|f| {
+                // "back to Celery 5.3 in this release" is no "release: 5.3".
+                let v = f.value().to_lowercase();
+                !extract::versions(s).iter().any(|r| {
+                    extract::fact_parts(&r.label).is_some_and(|(_, rv)| v == rv.to_lowercase())
+                })
+            });
             // "peaked at 41.2%, not 47%": a value said beside an old one of
             // a fact in force is that fact's new value, whatever the
             // sentence calls it.
@@ -760,7 +792,7 @@ impl<'a> Plan<'a> {
                 extract::procedure(s),
                 extract::intention(s),
             ];
-            for r in records.into_iter().flatten() {
+            for r in records.into_iter().flatten().chain(versions) {
                 self.record(&r, &ids);
             }
             // "ok so 12 per node": a number with the unit of exactly one fact
@@ -900,7 +932,13 @@ impl<'a> Plan<'a> {
             .into_iter()
             .filter(|id| {
                 self.node_ref(id)
-                    .and_then(|n| Self::subject_of(&n.label))
+                    .and_then(|n| match kind {
+                        // A version ("Rails 7.1") or setting ("MAX=8") too.
+                        NodeKind::Fact => extract::fact_parts(&n.label)
+                            .map(|(s, _)| normalize_name(s))
+                            .filter(|s| !s.is_empty()),
+                        _ => Self::subject_of(&n.label),
+                    })
                     .is_some_and(|s| s == subject)
             })
             .collect()
@@ -911,7 +949,12 @@ impl<'a> Plan<'a> {
     fn record(&mut self, r: &extract::Record, ids: &[(NodeId, NodeKind)]) {
         // "ttl of 6 minutes" after "cache ttl: 12 minutes": the same fact
         // under fewer words takes the fuller subject.
-        let related = self.related_fact(r);
+        // A version or setting is its name's alone: no other subject holds it.
+        let related = if r.label.contains(": ") {
+            self.related_fact(r)
+        } else {
+            None
+        };
         let renamed;
         let r = match &related {
             Some((_, subject, true)) => {
