@@ -1479,6 +1479,15 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
             "review: the 16th",
             "review: the 23rd",
         ),
+        // A day said to move, of a thing the old day's sentence named.
+        (
+            &[
+                "dana says the pilot goes to the testers on fri 20 march.",
+                "dana update: pilot moved to tue 24 march.",
+            ][..],
+            "testers: fri 20 march",
+            "testers: tue 24 march",
+        ),
         // The value a sentence denies is the history of the one it states,
         // in its unit, when the memory held no value of that subject.
         (

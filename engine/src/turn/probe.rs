@@ -1085,7 +1085,23 @@ impl<'a> Plan<'a> {
             // names ("the review slipped, it's the 28th now").
             let shorter = within(&words, &ow);
             let changes = extract::says_change(&r.sentence) || extract::says_update(&r.sentence);
-            let moved_day = dated && changes && ow.iter().any(|w| said.contains(w));
+            // Or the old day was said of what this sentence names ("beta
+            // moved to the 24th" after "beta goes to the testers on the
+            // 20th", held as "testers: the 20th").
+            let said_of = || {
+                let mut text = n.detail.clone().unwrap_or_default();
+                for e in &n.evidence {
+                    text.push(' ');
+                    text.push_str(&e.text);
+                }
+                let old_said: Vec<String> = text
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(|w| extract::stem(&w.to_lowercase()))
+                    .collect();
+                within(&words, &old_said)
+            };
+            let moved_day = dated && changes && (ow.iter().any(|w| said.contains(w)) || said_of());
             // A fuller name of the same head said with a change ("the trip
             // budget goes up to …" after "budget: …") is that fact.
             let fuller = changes && within(&ow, &words) && ow.last() == words.last();
