@@ -2119,3 +2119,29 @@ fn a_new_version_of_a_name_supersedes_the_old_one() {
         .unwrap_or_else(|| panic!("{:?}", in_force(&g)));
     assert!(g.supersedes(&d.id).iter().any(|o| o.label == "Quokka 4.2"));
 }
+
+#[test]
+fn a_thing_later_said_to_act_as_a_person_is_a_person() {
+    words();
+    // First a bare name (a thing), then doing what people do: no role said.
+    let g = session(&[
+        "Brannock is on call tonight.",
+        "not our call, Brannock decides.",
+    ]);
+    let n = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.label == "Brannock")
+        .unwrap_or_else(|| panic!("no node: {:?}", g.nodes()));
+    assert_eq!(n.kind, NodeKind::Person, "{n:?}");
+    assert_eq!(n.domain, rollgraph_engine::graph::Domain::Relationship);
+    // A thing never said to act stays a thing.
+    let g = session(&["Brannock is on call tonight.", "Brannock looks fine now."]);
+    assert!(
+        g.nodes()
+            .into_iter()
+            .all(|n| n.label != "Brannock" || n.kind != NodeKind::Person),
+        "{:?}",
+        g.nodes()
+    );
+}

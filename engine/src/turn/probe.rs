@@ -473,18 +473,19 @@ impl<'a> Plan<'a> {
                 n.note_evidence(session, turn, speaker, &clean_detail(sn));
             }
         };
-        // A name first seen as a thing and later given a role is a person.
+        // A name first seen as a thing and later said to be a person (given
+        // a role, or doing what people do: "X rang again", "X decides") is
+        // a person.
         let promote = |n: &mut Node| {
-            if m.kind == NodeKind::Person
-                && n.kind == NodeKind::Entity
-                && let Some(role) = &m.role
-            {
+            if m.kind == NodeKind::Person && n.kind == NodeKind::Entity {
                 n.kind = NodeKind::Person;
                 n.domain = Domain::Relationship;
-                n.detail = Some(clean_detail(&format!(
-                    "{role}. {}",
-                    n.detail.as_deref().unwrap_or("")
-                )));
+                if let Some(role) = &m.role {
+                    n.detail = Some(clean_detail(&format!(
+                        "{role}. {}",
+                        n.detail.as_deref().unwrap_or("")
+                    )));
+                }
             }
         };
         if let Some(planned) = self.nodes.get_mut(&id) {
