@@ -2145,3 +2145,38 @@ fn a_thing_later_said_to_act_as_a_person_is_a_person() {
         g.nodes()
     );
 }
+
+#[test]
+fn a_pronoun_choice_and_a_complaint_said_sentences_before_it() {
+    words();
+    // "we're going with them": the thing the sentence before named.
+    let g = session(&[
+        "Harrowby & Daughters, family firm, £540 for saturday with two guys and a van. we're going with them.",
+    ]);
+    assert!(
+        in_force(&g)
+            .iter()
+            .any(|l| l.contains("Harrowby & Daughters")),
+        "{:?}",
+        in_force(&g)
+    );
+    // A refusal of a pronoun decides nothing, whatever came before.
+    let g = session(&["we looked at Quillmark for the docs. let's not use it."]);
+    assert!(in_force(&g).is_empty(), "{:?}", in_force(&g));
+    // "'X' is too close to … . And … . So we're going back to Y": X, the
+    // choice in force the earlier sentence opens with, is what Y replaces.
+    let g = session(&[
+        "Working title is 'Pages Together'.",
+        "Odile suggests 'Read Along Brackley' then. not sold, but let's go with it for now.",
+        "let's use Pellworth.",
+        "'Read Along Brackley' is too close to another project they fund. And the trustees never liked it. So we're going back to Pages Together.",
+    ]);
+    let live = in_force(&g);
+    assert!(
+        live.iter().any(|l| l.contains("Pages Together")),
+        "{live:?}"
+    );
+    assert!(!live.iter().any(|l| l.contains("Brackley")), "{live:?}");
+    // The choice made since, on another topic, stays.
+    assert!(live.iter().any(|l| l.contains("Pellworth")), "{live:?}");
+}

@@ -645,9 +645,12 @@ impl<'a> Plan<'a> {
                 });
             }
         }
-        if from_user {
-            self.prev_sentence = s.to_owned();
-        }
+        // The user's sentence before this one, for a pronoun choice below.
+        let prior = if from_user {
+            std::mem::replace(&mut self.prev_sentence, s.to_owned())
+        } else {
+            String::new()
+        };
         for k in self.known_names(s) {
             if !ms
                 .iter()
@@ -738,7 +741,38 @@ impl<'a> Plan<'a> {
                     let s = extract::strip_sufficiency(s);
                     extract::decision(&format!("let's use {s}"), self.input.root)
                         .filter(|d| d.chosen.is_some())
+                })
+                .or_else(|| {
+                    // "Kettle quoted £540. we're going with them": a choice
+                    // of a pronoun stands for the thing the sentence before
+                    // named (read as one sentence, as within one).
+                    let pronoun = s
+                        .split(|c: char| !c.is_alphanumeric())
+                        .any(|w| extract::lexicon::OBJECT_PRONOUNS.contains(&w.to_lowercase()));
+                    if prior.is_empty() || !pronoun {
+                        return None;
+                    }
+                    let joined = format!("{}, {s}", prior.trim_end_matches(['.', '!', ';']));
+                    extract::decision(&joined, self.input.root).filter(|d| {
+                        d.chosen.is_some()
+                            && extract::decision(&prior, self.input.root)
+                                .is_none_or(|p| p.label != d.label)
+                    })
                 });
+            // "'X' is too close to Y, it'd confuse them. So we're going back
+            // to Z": a choice in force that a sentence before it in the
+            // turn opens with is what the return leaves.
+            let d = d.map(|mut d| {
+                if d.replaced.is_none()
+                    && d.moves == extract::DecisionMove::Return
+                    && let Some(chosen) = d.chosen.clone()
+                    && let Some(old) = self.choice_opening_before(s)
+                    && normalize_name(&old) != normalize_name(&chosen)
+                {
+                    d.replaced = Some(old);
+                }
+                d
+            });
             // A new choice stands for what the sentence corrects.
             let decided = d
                 .as_ref()
@@ -1573,6 +1607,41 @@ impl<'a> Plan<'a> {
 
     /// The decisions a drop or an "instead of `name`" replaces: those
     /// choosing `name`, else those choosing it in other words.
+    /// The choice in force that the nearest earlier sentence of this turn's
+    /// prompt, before `s`, opens with.
+    fn choice_opening_before(&self, s: &str) -> Option<String> {
+        let said = extract::sentences(&self.turn_text);
+        let at = said.iter().position(|x| x == s)?;
+        said[..at]
+            .iter()
+            .rev()
+            .find_map(|before| self.choice_opening(before))
+    }
+
+    /// The choice of a decision in force that `sentence` opens with, as its
+    /// subject ("'X' is too close to …", "X keeps timing out."): its label.
+    fn choice_opening(&self, sentence: &str) -> Option<String> {
+        let opening = sentence
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .replace(
+                ['\'', '"', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}'],
+                "",
+            )
+            .to_lowercase();
+        self.current_of_kind(NodeKind::Decision)
+            .into_iter()
+            .filter_map(|id| self.choice_of(&id).and_then(|c| self.node_ref(&c)))
+            .map(|c| c.label.clone())
+            .filter(|label| {
+                let l = label.to_lowercase();
+                l.chars().count() >= 3
+                    && opening
+                        .strip_prefix(&l)
+                        .is_some_and(|rest| rest.starts_with(' '))
+            })
+            .max_by_key(|l| l.len())
+    }
+
     fn decisions_replaced(&self, name: &str) -> Vec<NodeId> {
         let v = self.decisions_choosing(name);
         if !v.is_empty() || name == extract::PREVIOUS_CHOICE {
