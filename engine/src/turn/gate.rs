@@ -283,6 +283,11 @@ pub fn decide<K: KnownNames + ?Sized>(
         triggers.push(Trigger::Correction);
         reasons.push("correction language".into());
         hard = true;
+    } else if words.iter().any(|w| denies_value(w)) {
+        // "it's £1,540 not £1,450": a value corrected in so many words.
+        triggers.push(Trigger::Correction);
+        reasons.push("a value corrected".into());
+        hard = true;
     }
 
     // When to fire. Decisions and corrections are hard: at once, or with
@@ -478,6 +483,14 @@ fn number_unit(t: &str) -> Option<&str> {
         && unit.chars().all(|c| c.is_ascii_alphabetic() || c == '%')
         && unit.len() <= 3;
     ok.then_some(unit)
+}
+
+/// Whether the words set one number against another: "£1,540 not
+/// £1,450", "8 not 10".
+fn denies_value(tokens: &[String]) -> bool {
+    tokens
+        .windows(3)
+        .any(|w| w[1] == "not" && number_unit(&w[0]).is_some() && number_unit(&w[2]).is_some())
 }
 
 /// Whether the words state a quantity: a number with its unit ("250 mb",
@@ -920,6 +933,14 @@ mod tests {
             ("My old 2016 tablet died.", "", "a quantity", false),
             ("Pin it to `4.5.6` please.", "", "a quantity", false),
             ("Can it take 12 calls per second?", "", "a quantity", false),
+            (
+                "found the lease. its £1,540 not £1,450, I swapped the numbers.",
+                "",
+                "a value corrected",
+                true,
+            ),
+            ("the ratio is 8 not 10 here.", "", "a value corrected", true),
+            ("it is not 8, ok?", "", "a value corrected", false),
             (
                 "Fine, keep the old parser.",
                 "",
