@@ -2022,8 +2022,8 @@ fn versions_and_settings_are_facts_of_their_name() {
     words();
     let cases: &[(&str, &[&str])] = &[
         (
-            "it's on Quokka 6.1.7 right now, with ruby 3.0.6.",
-            &["Quokka 6.1.7", "ruby 3.0.6"],
+            "it's on Quokka 6.1.7 right now, with gemla 3.0.6.",
+            &["Quokka 6.1.7", "gemla 3.0.6"],
         ),
         ("we're on zentrafs 14 in prod.", &["zentrafs 14"]),
         (
@@ -2048,7 +2048,7 @@ fn versions_and_settings_are_facts_of_their_name() {
         ("Q3 2026 is the goal.", &[]),
         ("the review is on March 24.", &[]),
         ("the ratio is 0.8 today.", &[]),
-        ("run HEADLESS=1 bundle exec rspec.", &[]),
+        ("run HEADLESS=1 make check.", &[]),
         ("are we on Quokka 6.1?", &[]),
     ];
     for (s, want) in cases {

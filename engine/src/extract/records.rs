@@ -1601,9 +1601,9 @@ fn version_token(t: &str, integer: bool) -> bool {
     }
 }
 
-/// Versions of named things a sentence states: "it's on Rails 6.1.7",
-/// "postgres 14 in prod", "minSdk 26", "react@18.2.0", and settings written
-/// as code ("MAX_THREADS=8"). One fact each, labelled as written ("Rails
+/// Versions of named things a sentence states: "it's on Quokka 6.1.7",
+/// "zentrafs 14 in prod", "minLevel 26", "brisket@18.2.0", and settings written
+/// as code ("MAX_THREADS=8"). One fact each, labelled as written ("Quokka
 /// 6.1.7", "MAX_THREADS=8"), about the name: a later version of the same
 /// name supersedes it. A plain number after a word is a version only with
 /// evidence that the word names software (written as code or capitalised
@@ -1654,7 +1654,7 @@ pub fn versions(sentence: &str) -> Vec<Record> {
             .raw
             .trim_start_matches(['(', '"', '\'', '`', '['])
             .trim_end_matches([')', '"', '\'', '`', ']', ',', '.', ';', ':', '!', '?']);
-        // "react@18.2.0", "MAX_THREADS=8": one token.
+        // "brisket@18.2.0", "MAX_THREADS=8": one token.
         if let Some((name, v)) = raw.split_once('@').or_else(|| raw.split_once('='))
             && !name.is_empty()
             && name.chars().next().is_some_and(char::is_alphabetic)
@@ -1664,7 +1664,7 @@ pub fn versions(sentence: &str) -> Vec<Record> {
         {
             let v = v.trim_start_matches(['^', '~']);
             let code = name.contains('_') || name.chars().skip(1).any(char::is_uppercase);
-            // "HEADLESS=1 bundle exec rspec": a variable set for a command
+            // "HEADLESS=1 make check": a variable set for a command
             // is the command's, not a setting.
             let commanded = !ends(w.raw)
                 && lws
@@ -1731,7 +1731,7 @@ pub fn versions(sentence: &str) -> Vec<Record> {
         if !s.contains(&said.join(" ")) {
             continue;
         }
-        // "Spring Boot 3.2": capitalised words before the name go with it.
+        // "Vexo Stack 3.2": capitalised words before the name go with it.
         let mut from = k;
         while from > 0
             && k - from < 2
@@ -1755,7 +1755,7 @@ pub fn versions(sentence: &str) -> Vec<Record> {
 }
 
 /// The subject and value of a fact's label: "request timeout: 3 s", a
-/// setting "MAX_THREADS=8", or a version "Rails 7.1".
+/// setting "MAX_THREADS=8", or a version "Quokka 7.1".
 pub fn fact_parts(label: &str) -> Option<(&str, &str)> {
     if let Some(p) = label.split_once(": ") {
         return Some(p);

@@ -743,7 +743,7 @@ impl<'a> Plan<'a> {
                         .filter(|d| d.chosen.is_some())
                 })
                 .or_else(|| {
-                    // "Kettle quoted £540. we're going with them": a choice
+                    // "Harrowby quoted £540. we're going with them": a choice
                     // of a pronoun stands for the thing the sentence before
                     // named (read as one sentence, as within one).
                     let pronoun = s
@@ -782,20 +782,22 @@ impl<'a> Plan<'a> {
             if let Some(d) = d {
                 self.decision(&d);
             }
-            // "it's on Rails 6.1.7": versions of named things, each its own
+            // "it's on Quokka 6.1.7": versions of named things, each its own
             // fact; a version the sentence's decision names is that decision,
-            // and it supersedes the version held before ("Use Rails 7.1"
-            // after "Rails 6.1.7").
+            // and it supersedes the version held before ("Use Quokka 7.1"
+            // after "Quokka 6.1.7").
             // (A decision that made no node, "keep X" with nothing to keep
             // it against, leaves the version a fact.)
             let decided_node = (!chose.is_empty())
                 .then(|| self.resolve(&chose, NodeKind::Decision))
                 .flatten()
                 .filter(|id| self.node_ref(id).is_some());
-            let (chosen, versions): (Vec<extract::Record>, Vec<extract::Record>) =
-                extract::versions(s).into_iter().partition(|v| {
-                    decided_node.is_some() && chose.to_lowercase().contains(&v.label.to_lowercase())
-                });
+            let said_versions = extract::versions(s);
+            let chose = chose.to_lowercase();
+            let (chosen, versions): (Vec<extract::Record>, Vec<extract::Record>) = said_versions
+                .iter()
+                .cloned()
+                .partition(|v| decided_node.is_some() && chose.contains(&v.label.to_lowercase()));
             if let Some(did) = decided_node {
                 for v in &chosen {
                     let Some(subject) = v.subject.as_deref() else {
@@ -807,9 +809,9 @@ impl<'a> Plan<'a> {
                 }
             }
             let fact = extract::fact(s).filter(|f| {
-                // "back to Celery 5.3 in this release" is no "release: 5.3".
+                // "back to Quokka 5.3 in this release" is no "release: 5.3".
                 let v = f.value().to_lowercase();
-                !extract::versions(s).iter().any(|r| {
+                !said_versions.iter().any(|r| {
                     extract::fact_parts(&r.label).is_some_and(|(_, rv)| v == rv.to_lowercase())
                 })
             });
@@ -968,7 +970,7 @@ impl<'a> Plan<'a> {
             .filter(|id| {
                 self.node_ref(id)
                     .and_then(|n| match kind {
-                        // A version ("Rails 7.1") or setting ("MAX=8") too.
+                        // A version ("Quokka 7.1") or setting ("MAX=8") too.
                         NodeKind::Fact => extract::fact_parts(&n.label)
                             .map(|(s, _)| normalize_name(s))
                             .filter(|s| !s.is_empty()),
@@ -1605,8 +1607,6 @@ impl<'a> Plan<'a> {
         v.into_iter().collect()
     }
 
-    /// The decisions a drop or an "instead of `name`" replaces: those
-    /// choosing `name`, else those choosing it in other words.
     /// The choice in force that the nearest earlier sentence of this turn's
     /// prompt, before `s`, opens with.
     fn choice_opening_before(&self, s: &str) -> Option<String> {
@@ -1621,19 +1621,21 @@ impl<'a> Plan<'a> {
     /// The choice of a decision in force that `sentence` opens with, as its
     /// subject ("'X' is too close to …", "X keeps timing out."): its label.
     fn choice_opening(&self, sentence: &str) -> Option<String> {
-        let opening = sentence
-            .trim_start_matches(|c: char| !c.is_alphanumeric())
-            .replace(
+        // Quotes left out of both: "'X' is too close" opens with X.
+        let unquoted = |t: &str| {
+            t.replace(
                 ['\'', '"', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}'],
                 "",
             )
-            .to_lowercase();
+            .to_lowercase()
+        };
+        let opening = unquoted(sentence.trim_start_matches(|c: char| !c.is_alphanumeric()));
         self.current_of_kind(NodeKind::Decision)
             .into_iter()
             .filter_map(|id| self.choice_of(&id).and_then(|c| self.node_ref(&c)))
             .map(|c| c.label.clone())
             .filter(|label| {
-                let l = label.to_lowercase();
+                let l = unquoted(label);
                 l.chars().count() >= 3
                     && opening
                         .strip_prefix(&l)
@@ -1642,6 +1644,8 @@ impl<'a> Plan<'a> {
             .max_by_key(|l| l.len())
     }
 
+    /// The decisions a drop or an "instead of `name`" replaces: those
+    /// choosing `name`, else those choosing it in other words.
     fn decisions_replaced(&self, name: &str) -> Vec<NodeId> {
         let v = self.decisions_choosing(name);
         if !v.is_empty() || name == extract::PREVIOUS_CHOICE {
