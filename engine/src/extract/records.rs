@@ -1620,7 +1620,9 @@ pub fn versions(sentence: &str) -> Vec<Record> {
     let cued = lws
         .iter()
         .any(|w| lexicon::VERSION_CUES.contains(w.as_str()));
-    let ends = |raw: &str| raw.ends_with(super::CLAUSE_MARKS) || raw.ends_with(['.', '!', '?']);
+    let ends = |raw: &str| raw.ends_with(super::CLAUSE_MARKS);
+    // Written as code: "MAX_THREADS", "minLevel".
+    let code_shaped = |t: &str| t.contains('_') || t.chars().skip(1).any(char::is_uppercase);
     let mut out: Vec<Record> = Vec::new();
     let mut push = |name: String, label: String| {
         let subject = normalize_name(&name);
@@ -1663,7 +1665,6 @@ pub fn versions(sentence: &str) -> Vec<Record> {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/'))
         {
             let v = v.trim_start_matches(['^', '~']);
-            let code = name.contains('_') || name.chars().skip(1).any(char::is_uppercase);
             // "HEADLESS=1 make check": a variable set for a command
             // is the command's, not a setting.
             let commanded = !ends(w.raw)
@@ -1672,7 +1673,7 @@ pub fn versions(sentence: &str) -> Vec<Record> {
                     .is_some_and(|n| !lexicon::is_stop(n) && n.chars().any(char::is_alphabetic));
             let pinned = raw.contains('@') && version_token(v, false);
             let setting = raw.contains('=')
-                && code
+                && code_shaped(name)
                 && !commanded
                 && !v.is_empty()
                 && v.chars()
@@ -1700,9 +1701,7 @@ pub fn versions(sentence: &str) -> Vec<Record> {
             continue;
         }
         let name_w = &ws[k];
-        let code = name_w.text.contains('_')
-            || name_w.text.chars().skip(1).any(char::is_uppercase)
-            || name_w.backticked;
+        let code = code_shaped(name_w.text) || name_w.backticked;
         let zipf = lexicon::zipf(&lws[k]);
         let capital = !name_w.sentence_start && super::mentions::is_capitalized(name_w.text);
         let rare = zipf.is_none_or(|z| z < 4.3);

@@ -1089,12 +1089,14 @@ impl<'a> Plan<'a> {
         // The sentence's words, for a day said to move (below); only a date
         // needs them.
         let dated = unit.as_deref() == Some("date");
-        let said: Vec<String> = if dated {
-            r.sentence
-                .split(|c: char| !c.is_alphanumeric())
+        let said_stems = |text: &str| -> Vec<String> {
+            text.split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty() && !extract::lexicon::is_stop(&w.to_lowercase()))
                 .map(extract::stem)
                 .collect()
+        };
+        let said: Vec<String> = if dated {
+            said_stems(&r.sentence)
         } else {
             Vec::new()
         };
@@ -1126,15 +1128,12 @@ impl<'a> Plan<'a> {
             // moved to the 24th" after "beta goes to the testers on the
             // 20th", held as "testers: the 20th").
             let said_of = || {
-                let mut text = n.detail.clone().unwrap_or_default();
-                for e in &n.evidence {
-                    text.push(' ');
-                    text.push_str(&e.text);
-                }
-                let old_said: Vec<String> = text
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                    .map(|w| extract::stem(&w.to_lowercase()))
+                let old_said: Vec<String> = n
+                    .detail
+                    .iter()
+                    .map(String::as_str)
+                    .chain(n.evidence.iter().map(|e| e.text.as_str()))
+                    .flat_map(said_stems)
                     .collect();
                 within(&words, &old_said)
             };
