@@ -488,6 +488,29 @@ fn acceptance_takes_the_proposal_before_it() {
     .unwrap_or_else(|| panic!("no proposal"));
     assert_eq!(d.chosen.as_deref(), Some("Linechartr"));
     assert_eq!(d.replaced.as_deref(), Some("Plotwise"));
+    // "I'd suggest switching from X to Y" proposes Y in place of X.
+    let d = extract::accepted_proposal(
+        "I'd suggest switching from flat fees to a sliding scale for the stalls. It keeps it fair.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("no proposal"));
+    assert!(d.label.contains("sliding scale"), "{}", d.label);
+    assert_eq!(d.replaced.as_deref(), Some("flat fees"));
+}
+
+#[test]
+fn a_sized_thing_is_a_choice_and_a_bare_measure_is_not() {
+    words();
+    // A measure glued to its unit before a noun names the thing chosen.
+    let d = extract::decision("the pleated hose was a mistake, going with a 15m hose.", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert!(d.label.contains("15m hose"), "{}", d.label);
+    assert_eq!(d.replaced.as_deref(), Some("pleated hose"));
+    assert!(extract::decision("let's go with a 40cm crate", None).is_some());
+    // A measure alone is a value, not a thing.
+    for s in ["let's go with 4 MB chunks", "use 5 minutes", "switch to every 120 seconds instead"] {
+        assert!(extract::decision(s, None).is_none(), "{s}");
+    }
 }
 
 #[test]

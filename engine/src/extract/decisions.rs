@@ -24,7 +24,19 @@ pub(super) fn is_non_choice(choice: &str) -> bool {
         .cloned()
         .collect::<Vec<_>>()
         .join(" ");
-    if measure.starts_with(|c: char| c.is_ascii_digit())
+    // A measure with its unit glued on, before a noun, says which thing:
+    // "a 6ft leash", "the 36-inch crate".
+    let mut mw = measure.split(' ');
+    let sized_thing = mw.next().is_some_and(|w| {
+        w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(char::is_alphabetic)
+    }) && mw.next().is_some_and(|w| {
+        w.chars().all(char::is_alphabetic)
+            && !lexicon::is_stop(w)
+            && !lexicon::UNIT_WORDS.contains(w)
+            && !lexicon::CADENCE_WORDS.contains(w)
+    });
+    if !sized_thing
+        && measure.starts_with(|c: char| c.is_ascii_digit())
         && super::value_unit(&measure).is_some_and(|u| u != "date")
     {
         return true;
@@ -1168,8 +1180,9 @@ pub fn proposal(sentence: &str, root: Option<&str>) -> Option<Decision> {
         }
         let as_decision = if let Some(r) = strip_prefix_ci(rest, "using ") {
             format!("let's use {r}")
-        } else if let Some(r) = strip_prefix_ci(rest, "switching to ") {
-            format!("let's switch to {r}")
+        } else if let Some(r) = strip_prefix_ci(rest, "switching ") {
+            // "switching to Y", "switching from X to Y"
+            format!("let's switch {r}")
         } else if let Some(r) = strip_prefix_ci(rest, "going with ") {
             format!("let's go with {r}")
         } else if let Some(r) = strip_prefix_ci(rest, "replacing ") {
