@@ -212,7 +212,11 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         let lower = w.text.to_lowercase();
         // A title before a name: "Dr X".
         if lexicon::TITLES.contains(lower.trim_end_matches('.'))
-            && ws.get(i + 1).is_some_and(|n| is_capitalized(n.text))
+            && ws.get(i + 1).is_some_and(|n| {
+                is_capitalized(n.text)
+                    // "dr. x": a title vouches for a name in lowercase.
+                    || (w.raw.ends_with('.') && could_be_lower_name(n.text))
+            })
         {
             i += 1;
             let n = &ws[i];
@@ -428,9 +432,36 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                         .flatten()
                 })
             };
+            // "x, our intern, asked": a role set off by commas after it.
+            // The role ends its own clause: "failures, the technician
+            // should see it" sets off a new subject, not a role.
+            let appositive = || {
+                (w.raw.ends_with(',') && lexicon::ROLE_DETERMINERS.contains(&lw_at(&ws, i + 1)))
+                    .then(|| role_phrase_at(&ws, i + 1))
+                    .flatten()
+                    .filter(|r| {
+                        let n = r.split_whitespace().count();
+                        let last = i + 1 + n;
+                        n <= 3
+                            && ws.get(last).is_some_and(|e| {
+                                e.raw.ends_with(super::CLAUSE_MARKS) || last + 1 == ws.len()
+                            })
+                    })
+            };
             let role = lower_role_after(&ws, i + 1)
                 .or_else(|| paren_role(&ws, i + 1))
                 .or_else(det_role)
+                .or_else(appositive)
+                // "the events coordinator is x", the name ending its clause
+                // ("the lead is quite slow" names no one).
+                .or_else(|| {
+                    let ends = w.raw.ends_with(super::CLAUSE_MARKS)
+                        || i + 1 == ws.len()
+                        || lexicon::COORDINATORS.contains(&lw_at(&ws, i + 1));
+                    // "the agent is typing": a verb form, not a name.
+                    let ends = ends && !w.text.ends_with("ing") && !w.text.ends_with("ed");
+                    ends.then(|| copula_role_before(&ws, i)).flatten()
+                })
                 .or_else(described);
             // A bare word where only a name can stand: "x and I …" opening
             // a clause, "x's mum" (a word that needs a determiner would
