@@ -64,6 +64,15 @@ fn people_from_roles_appositions_and_lowercase() {
         ("Quennet (chair of the board) approved the plan.", "Quennet"),
         // A role before a linking verb; a pronoun further on.
         ("the lease is fine, the landlord is Taddeo.", "Taddeo"),
+        // Lowercase: a role set off by commas, a role before a linking verb
+        // with the name ending its clause, a title.
+        ("vessa, our intern, asked about the cache key.", "vessa"),
+        (
+            "one more service for quillan, our devops guy, to look after.",
+            "quillan",
+        ),
+        ("the events coordinator is ormund, super nice.", "ormund"),
+        ("vet visit done! dr. halvarik says she's fine.", "halvarik"),
         (
             "Ismay will own the release checklist, she's our QA lead.",
             "Ismay",
@@ -115,6 +124,18 @@ fn people_from_roles_appositions_and_lowercase() {
         ),
         ("the client's partner called about it.", "client"),
         ("Logs from Grelm said nothing useful.", "Logs"),
+        // A new subject after a comma is no apposition; a verb form after
+        // a role and a linking verb is no name.
+        (
+            "And I never want silent failures, the technician should see it.",
+            "failures",
+        ),
+        ("can the customer see when the agent is typing?", "typing"),
+        ("the lead is quite slow today", "quite"),
+        (
+            "one more service for quillan, our devops guy, to run.",
+            "guy",
+        ),
     ] {
         let got = kinds(s);
         assert!(
@@ -499,16 +520,34 @@ fn acceptance_takes_the_proposal_before_it() {
 }
 
 #[test]
+fn a_rate_with_its_period_written_out_is_a_value() {
+    words();
+    assert!(
+        extract::measures("the paid plan went up to $12/month").contains(&"$12/month".to_owned())
+    );
+    assert!(extract::measures("we do 3/week at most").contains(&"3/week".to_owned()));
+    // A path or a word after a slash is no rate.
+    assert!(extract::measures("see docs/setup for it").is_empty());
+}
+
+#[test]
 fn a_sized_thing_is_a_choice_and_a_bare_measure_is_not() {
     words();
     // A measure glued to its unit before a noun names the thing chosen.
-    let d = extract::decision("the pleated hose was a mistake, going with a 15m hose.", None)
-        .unwrap_or_else(|| panic!("no decision"));
+    let d = extract::decision(
+        "the pleated hose was a mistake, going with a 15m hose.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("no decision"));
     assert!(d.label.contains("15m hose"), "{}", d.label);
     assert_eq!(d.replaced.as_deref(), Some("pleated hose"));
     assert!(extract::decision("let's go with a 40cm crate", None).is_some());
     // A measure alone is a value, not a thing.
-    for s in ["let's go with 4 MB chunks", "use 5 minutes", "switch to every 120 seconds instead"] {
+    for s in [
+        "let's go with 4 MB chunks",
+        "use 5 minutes",
+        "switch to every 120 seconds instead",
+    ] {
         assert!(extract::decision(s, None).is_none(), "{s}");
     }
 }

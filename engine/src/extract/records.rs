@@ -684,9 +684,16 @@ pub(super) fn value_token(t: &str) -> bool {
         return false;
     }
     // 3, 3.5, 25MB, 10k, 06:00, 14th, 30s, 2026-11-24, 90%
-    t.chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '–' | '%' | '/' | ','))
-        && t.chars().filter(|c| c.is_ascii_alphabetic()).count() <= 4
+    let shaped = |t: &str| {
+        t.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '–' | '%' | '/' | ',')
+        }) && t.chars().filter(|c| c.is_ascii_alphabetic()).count() <= 4
+    };
+    // A rate with its period written out: "9/month", "3/week".
+    shaped(t)
+        || t.split_once('/').is_some_and(|(n, per)| {
+            shaped(n) && !per.is_empty() && per.chars().all(|c| c.is_ascii_alphabetic())
+        })
 }
 
 /// The value at word `vi` with what belongs to it: its unit ("20 per
