@@ -684,6 +684,24 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
             "daily",
             "weekly",
         ),
+        // Someone else's veto, relayed, then the replacement in a verbless
+        // clause led by "so" and a pronoun.
+        (
+            &[
+                "Let's use Zephyrq for the cache.",
+                "update from mira: she vetoed Zephyrq, too much to run. So Brokk for the cache.",
+            ],
+            "Brokk",
+            "Zephyrq",
+        ),
+        (
+            &[
+                "we're calling the boat Skerrow.",
+                "update: tamsin vetoed Skerrow lol. so she's Marram now.",
+            ],
+            "Marram",
+            "Skerrow",
+        ),
         // What the sentence turned away from, named before "but".
         (
             &["We were heading to Quillmoor but we switched to Ardwen."],

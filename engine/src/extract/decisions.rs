@@ -370,8 +370,11 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             cap_first(&choice)
         } else {
             let mut l = format!("Use {choice}");
+            // A choice that says what it is for already ("Y for our own
+            // billing") takes no second topic.
             if let Some(t) = &topic_part
                 && find_ci(&choice, t).is_none()
+                && find_ci(&choice, " for ").is_none()
             {
                 l.push_str(&format!(" for {t}"));
             }
@@ -936,12 +939,21 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         ));
     }
     // Dropping an earlier choice, maybe naming the replacement.
-    for cue in lexicon::REJECTION_CUES.iter() {
+    let cues = (lexicon::REJECTION_CUES.iter().map(|c| (c, false)))
+        .chain(lexicon::VETO_CUES.iter().map(|c| (c, true)));
+    for (cue, veto) in cues {
         let Some(at) = find_ci(sentence, cue) else {
             continue;
         };
         let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
+        // "update from ines: she vetoed X": someone else's veto follows
+        // its subject, a word or two after the clause's start.
+        let subject = || {
+            let clause = head.rsplit([':', ';', ',', '.']).next().unwrap_or("");
+            (1..=3).contains(&clause.split_whitespace().count())
+        };
         let lead_ok = head.is_empty()
+            || (veto && subject())
             || head.split_whitespace().all(|w| {
                 let w = w.trim_matches(',');
                 lexicon::INTERJECTIONS.contains(w) || lexicon::REJECTION_LEADS.contains(w)
@@ -1113,6 +1125,24 @@ pub(super) fn moved_into(a: &str) -> Option<&str> {
         .min()
         .map(|(p, n)| a[p + n..].trim())
         .filter(|r| !r.is_empty())
+}
+
+/// A verbless clause without what leads it to the thing it names: "so Y
+/// for the cache" → "Y for the cache", "so she's Y now" → "Y now".
+pub fn strip_clause_lead(s: &str) -> &str {
+    let mut s = s.trim();
+    loop {
+        let Some((first, rest)) = s.split_once(' ') else {
+            return s;
+        };
+        let w = first.trim_end_matches(',').to_lowercase();
+        let w = w.replace('’', "'");
+        if lexicon::CLAUSE_CONNECTIVES.contains(&w) || lexicon::CLAUSE_LEADS.contains(&w) {
+            s = rest.trim_start();
+        } else {
+            return s;
+        }
+    }
 }
 
 /// A choice without the words that settle on it: "per-device tokens will

@@ -185,6 +185,16 @@ list!(
     "Phrases that drop an earlier choice."
 );
 list!(
+    CLAUSE_LEADS,
+    "clause_leads.txt",
+    "A pronoun and its linking verb opening a verbless clause that names a choice."
+);
+list!(
+    VETO_CUES,
+    "veto_cues.txt",
+    "Verbs by which someone else drops a choice, after any short subject."
+);
+list!(
     RETURN_CUES,
     "return_cues.txt",
     "Phrases that go back to or keep a choice."
@@ -754,6 +764,8 @@ mod tests {
             &*FILE_EXTS,
             &*DECISION_CUES,
             &*REJECTION_CUES,
+            &*VETO_CUES,
+            &*CLAUSE_LEADS,
             &*RETURN_CUES,
             &*NEGATION_CUES,
             &*DEFERRAL_CUES,

@@ -739,6 +739,9 @@ impl<'a> Plan<'a> {
                     // verbless sentence naming a thing is the replacement.
                     self.last_drop.as_ref()?;
                     let s = extract::strip_sufficiency(s);
+                    // "so Y for the cache", "so she's Y now": what leads
+                    // the clause is not the thing.
+                    let s = extract::strip_clause_lead(s);
                     extract::decision(&format!("let's use {s}"), self.input.root)
                         .filter(|d| d.chosen.is_some())
                 })
