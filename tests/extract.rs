@@ -799,6 +799,23 @@ fn going_back_to_what_we_had_returns_to_the_choice_replaced_last() {
         "{:?}",
         in_force(&g)
     );
+    // What is dropped was never recorded as chosen ("forget X, Y it is"
+    // with X said only as a place): it becomes the history Y supersedes.
+    let g = session(&[
+        "there's the quarry pool nearby, lots of lanes.",
+        "ok forget the quarry pool, harbour baths it is.",
+    ]);
+    let newer = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.kind == NodeKind::Decision && n.label == "Use quarry pool")
+        .and_then(|n| g.superseded_by(&n.id).map(|x| x.label.clone()));
+    assert_eq!(
+        newer.as_deref(),
+        Some("Use harbour baths instead of quarry pool"),
+        "{:?}",
+        g.nodes().iter().map(|n| &n.label).collect::<Vec<_>>()
+    );
     // Nothing was replaced yet: nothing to go back to.
     let g = session(&[
         "Let's use Zephyrq for data fetching.",

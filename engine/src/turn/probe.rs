@@ -2099,6 +2099,9 @@ impl<'a> Plan<'a> {
             Some(r) => self.decisions_replaced(r),
             None => Vec::new(),
         };
+        // "forget X, Y it is": the sentence that names X beside Y is this
+        // decision's own evidence, not an earlier choice of X.
+        replaced.retain(|id| *id != did);
         // The user names what this replaces but it was never recorded as a
         // decision (said before the session, or in words we missed): keep
         // it as the history the new choice supersedes.
