@@ -531,6 +531,20 @@ fn a_rate_with_its_period_written_out_is_a_value() {
 }
 
 #[test]
+fn a_drop_and_its_replacement_name_what_is_replaced_once() {
+    words();
+    let d = extract::decision(
+        "Scrap the tier thing, we'll do a single sponsor level instead, $500 flat.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.label, "Use a single sponsor level instead of tier");
+    let d = extract::decision("Using the cron job was a mistake, going with Brokk.", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.replaced.as_deref(), Some("cron job"), "{}", d.label);
+}
+
+#[test]
 fn a_sized_thing_is_a_choice_and_a_bare_measure_is_not() {
     words();
     // A measure glued to its unit before a noun names the thing chosen.
@@ -701,6 +715,16 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
             ],
             "Marram",
             "Skerrow",
+        ),
+        // A gerund before the thing dropped; "Y instead" after a drop that
+        // names what it is instead of.
+        (
+            &[
+                "Let's use Zephyrq for announcements.",
+                "Making a Zephyrq server was a mistake, going with a Brokk list instead.",
+            ],
+            "Brokk",
+            "Zephyrq",
         ),
         // What the sentence turned away from, named before "but".
         (

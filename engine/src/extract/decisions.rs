@@ -849,7 +849,16 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             .collect();
         // "on reflection the fallback route isn't worth it": the noun
         // phrase right before the cue.
-        let head = head[head.len().saturating_sub(4)..].join(" ");
+        let mut head = &head[head.len().saturating_sub(4)..];
+        // "Making a Discord was a mistake": the thing after the verb that
+        // made it ("Using the cron job", not "Pricing page").
+        if head.len() >= 3
+            && head[0].to_lowercase().ends_with("ing")
+            && lexicon::DETERMINERS.contains(&head[1].to_lowercase())
+        {
+            head = &head[2..];
+        }
+        let head = head.join(" ");
         // "our release manager is out next week": a person away, not a choice
         // dropped.
         let someone = head.split_whitespace().last().is_some_and(|w| {
@@ -1045,8 +1054,12 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                 Some((m.label.clone(), label))
             });
         return Some(match replacement {
+            // "we'll do Y instead": what it is instead of is named here.
             Some((chosen, label)) => finish_decision(
-                format!("{label} instead of {dropped}"),
+                format!(
+                    "{} instead of {dropped}",
+                    label.split(" instead of ").next().unwrap_or(&label)
+                ),
                 Some(chosen),
                 Some(dropped.clone()),
                 "",
