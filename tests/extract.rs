@@ -902,6 +902,34 @@ fn a_corrected_number_keeps_its_history() {
 }
 
 #[test]
+fn a_day_denied_by_its_number_alone_is_corrected() {
+    words();
+    let g = session(&[
+        "target is the launch by March 20",
+        "mira wants one more week, so its March 27 not the 20th",
+    ]);
+    let facts: Vec<_> = g
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Fact)
+        .collect();
+    let new = facts
+        .iter()
+        .find(|n| n.label.contains("March 27"))
+        .unwrap_or_else(|| panic!("{facts:?}"));
+    let old = g.supersedes(&new.id);
+    assert!(
+        old.iter().any(|o| o.label.contains("March 20")),
+        "{facts:?}"
+    );
+    assert!(extract::denies_day("so it's the 27th, not the 20th", "20"));
+    assert!(!extract::denies_day(
+        "the 20th and the 27th both work",
+        "20"
+    ));
+}
+
+#[test]
 fn details_follow_the_conversation_and_keep_evidence() {
     let g = session(&[
         "We keep invoices in Ledgrin.",

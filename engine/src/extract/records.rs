@@ -953,6 +953,22 @@ pub fn names_number(sentence: &str, n: &str) -> bool {
         .any(|w| w == n)
 }
 
+/// Whether a sentence denies the day of the month `day` by its number
+/// after a denial lead ("so it's the 27th, not the 20th", "27 not 20").
+pub fn denies_day(sentence: &str, day: &str) -> bool {
+    let ws = words(sentence);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    (1..ws.len()).any(|k| {
+        let j = if lws[k - 1] == "the" { k - 1 } else { k };
+        value_number(ws[k].text).as_deref() == Some(day)
+            && j >= 1
+            && lexicon::DENIAL_LEADS.iter().any(|lead| {
+                let n = lead.split(' ').count();
+                j >= n && lws[j - n..j].join(" ") == *lead
+            })
+    })
+}
+
 /// Where the phrase of at most four words that ends at word `end` starts:
 /// back to a word that ends a clause (not the last one) or one `stops`
 /// rejects.

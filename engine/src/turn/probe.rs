@@ -1332,8 +1332,10 @@ impl<'a> Plan<'a> {
                 // A day is named again in full ("not the 3rd of March any
                 // more"); any other value by its number.
                 let old_lower = old.to_lowercase();
+                // A day denied by its number alone ("March 27 not the 20th")
+                // names it too.
                 let named = if unit == "date" {
-                    lower.contains(&old_lower)
+                    lower.contains(&old_lower) || extract::denies_day(s, &num)
                 } else {
                     extract::names_number(s, &num)
                 };
