@@ -902,6 +902,15 @@ fn a_corrected_number_keeps_its_history() {
 }
 
 #[test]
+fn a_count_of_an_irregular_plural_keeps_its_noun() {
+    words();
+    let (new, old) = extract::denied_value("the hall is 45 people max, not 60 people.")
+        .unwrap_or_else(|| panic!("no denial"));
+    assert_eq!(new.label, "hall: 45 people");
+    assert_eq!(old.label, "hall: 60 people");
+}
+
+#[test]
 fn a_day_denied_by_its_number_alone_is_corrected() {
     words();
     let g = session(&[

@@ -185,6 +185,11 @@ list!(
     "Phrases that drop an earlier choice."
 );
 list!(
+    IRREGULAR_PLURALS,
+    "irregular_plurals.txt",
+    "Plural nouns not formed with -s, counted by a plain number before them."
+);
+list!(
     CLAUSE_LEADS,
     "clause_leads.txt",
     "A pronoun and its linking verb opening a verbless clause that names a choice."
@@ -766,6 +771,7 @@ mod tests {
             &*REJECTION_CUES,
             &*VETO_CUES,
             &*CLAUSE_LEADS,
+            &*IRREGULAR_PLURALS,
             &*RETURN_CUES,
             &*NEGATION_CUES,
             &*DEFERRAL_CUES,
