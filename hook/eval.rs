@@ -9,6 +9,9 @@
 //! - **superseded**: share of changed decisions shown as "new (was: old)";
 //! - **stale**: superseded choices shown as in force (must be 0);
 //! - **people**: share of labelled people held as `person` nodes;
+//! - **false people**: share of `person` nodes that are no labelled person
+//!   (a company, a street or a tool typed as a person), where the labels
+//!   name people at all;
 //! - **junk**: share of entity-like nodes whose label is junk (a labelled
 //!   trap, a month, weekday, title or interjection, a bare number);
 //! - **probes/60** and **gate recall**: a probe within one turn of each
@@ -147,6 +150,8 @@ pub struct Score {
     pub stale: u32,
     /// People held as person nodes / labelled.
     pub people: (u32, u32),
+    /// Person nodes that are no labelled person / person nodes.
+    pub false_people: (u32, u32),
     /// Junk entity nodes / entity nodes.
     pub junk: (u32, u32),
     /// Memorable turns with a probe within one turn / labelled.
@@ -185,6 +190,7 @@ impl Score {
         add(&mut self.superseded, o.superseded);
         self.stale += o.stale;
         add(&mut self.people, o.people);
+        add(&mut self.false_people, o.false_people);
         add(&mut self.junk, o.junk);
         add(&mut self.gate, o.gate);
         add(&mut self.answers, o.answers);
@@ -364,6 +370,35 @@ pub fn score(
             s.people.0 += 1;
         } else {
             s.missed.push(format!("person: {}", person.name));
+        }
+    }
+    // Person nodes that are no one the labels name: a word of a node's name
+    // (a title aside) is a word of a labelled name, or the node is false.
+    if !labels.people.is_empty() {
+        let words_of = |name: &str| -> Vec<String> {
+            normalize_name(name)
+                .split(' ')
+                .filter(|w| !w.is_empty() && !lexicon::TITLES.contains(w))
+                .map(str::to_owned)
+                .collect()
+        };
+        let labelled: Vec<String> = labels
+            .people
+            .iter()
+            .flat_map(|p| words_of(&p.name))
+            .collect();
+        for n in graph
+            .nodes_unordered()
+            .filter(|n| n.kind == NodeKind::Person)
+        {
+            s.false_people.1 += 1;
+            if !n
+                .names()
+                .any(|nm| words_of(&nm).iter().any(|w| labelled.contains(w)))
+            {
+                s.false_people.0 += 1;
+                s.missed.push(format!("unlabelled person: {}", n.label));
+            }
         }
     }
     let traps: Vec<String> = labels
@@ -770,7 +805,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         return out_json(&all);
     }
     let mut text = format!(
-        "{:<24} {:>5} {:>8} {:>7} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7}\n",
+        "{:<24} {:>5} {:>8} {:>7} {:>6} {:>5} {:>6} {:>9} {:>6} {:>6} {:>7}\n",
         "transcript",
         "turns",
         "probes/60",
@@ -778,13 +813,14 @@ pub fn run(args: EvalArgs) -> Result<()> {
         "supers",
         "stale",
         "people",
+        "false ppl",
         "junk",
         "gate",
         "answers"
     );
     for s in scores.iter().chain(std::iter::once(&total)) {
         text.push_str(&format!(
-            "{:<24} {:>5} {:>8.1} {:>7} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7}\n",
+            "{:<24} {:>5} {:>8.1} {:>7} {:>6} {:>5} {:>6} {:>9} {:>6} {:>6} {:>7}\n",
             s.name,
             s.turns,
             if s.turns > 0 {
@@ -796,6 +832,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             pct(s.superseded),
             s.stale,
             pct(s.people),
+            pct(s.false_people),
             pct(s.junk),
             pct(s.gate),
             pct(s.answers),
@@ -883,5 +920,23 @@ mod tests {
         let s = score("t", &labels, "", &g, 1, &[]);
         assert_eq!(s.people, (1, 2));
         assert_eq!(s.missed, vec!["person: Prof Oskar Brannigan".to_owned()]);
+        assert_eq!(s.false_people, (0, 1));
+        // A company typed as a person is counted as a false person.
+        let mut n = rollgraph_engine::graph::Node::new(
+            rollgraph_engine::graph::NodeId::slug("Greyholt Removals")
+                .unwrap_or_else(|| panic!("slug")),
+            "Greyholt Removals",
+            rollgraph_engine::graph::Domain::Relationship,
+            0.8,
+            at,
+        );
+        n.kind = NodeKind::Person;
+        g.upsert_node(n);
+        let s = score("t", &labels, "", &g, 1, &[]);
+        assert_eq!(s.false_people, (1, 2));
+        assert!(
+            s.missed
+                .contains(&"unlabelled person: Greyholt Removals".to_owned())
+        );
     }
 }
