@@ -131,6 +131,12 @@ fn people_from_roles_appositions_and_lowercase() {
             "failures",
         ),
         ("can the customer see when the agent is typing?", "typing"),
+        // Two capitalised words where someone is from or at are a place.
+        (
+            "Torvald from Brindle Hosting is our first sponsor.",
+            "Brindle Hosting",
+        ),
+        ("Osric at Quillon Tacos does catering.", "Quillon Tacos"),
         ("the lead is quite slow today", "quite"),
         (
             "one more service for quillan, our devops guy, to run.",

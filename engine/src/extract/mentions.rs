@@ -317,7 +317,12 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                     || lexicon::PERSON_AFTER.contains(&lower_run(&ws, k, 2))
             });
             let from_org = org_end.is_some();
-            let after_from = before == "from" && i >= 2 && is_capitalized(ws[i - 2].text);
+            // "Greg from Northwind Hosting", "Hector at Taqueria Luna": the
+            // place after a name is where the person is, not a person.
+            let after_from = (before == "from" || before == "at")
+                && i >= 2
+                && is_capitalized(ws[i - 2].text)
+                && !ws[i - 2].raw.ends_with(super::CLAUSE_MARKS);
             // A word set off by a comma ("Anyway, x will …") is not
             // the subject a later pronoun speaks of.
             let by_pronoun = || {
@@ -355,7 +360,8 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                     && common_at_start(w.text)
                     && role.is_none()
                     && lexicon::is_common(w.text, 4.5));
-            let two_names = j - i == 2
+            let two_names = !after_from
+                && j - i == 2
                 && ws[i..j]
                     .iter()
                     .all(|w| w.text.chars().all(char::is_alphabetic) && is_capitalized(w.text))
