@@ -66,12 +66,12 @@ fn people_from_roles_appositions_and_lowercase() {
         ("the lease is fine, the landlord is Taddeo.", "Taddeo"),
         // Lowercase: a role set off by commas, a role before a linking verb
         // with the name ending its clause, a title.
-        ("vessa, our intern, asked about the cache key.", "vessa"),
+        ("vessa, our analyst, said the build is slow.", "vessa"),
         (
-            "one more service for quillan, our devops guy, to look after.",
+            "one more box for quillan, our infra guy, to patch.",
             "quillan",
         ),
-        ("the events coordinator is ormund, super nice.", "ormund"),
+        ("the venue manager is ormund, very helpful.", "ormund"),
         ("vet visit done! dr. halvarik says she's fine.", "halvarik"),
         (
             "Ismay will own the release checklist, she's our QA lead.",
@@ -127,10 +127,10 @@ fn people_from_roles_appositions_and_lowercase() {
         // A new subject after a comma is no apposition; a verb form after
         // a role and a linking verb is no name.
         (
-            "And I never want silent failures, the technician should see it.",
-            "failures",
+            "I hate noisy errors, the tester will check them later.",
+            "errors",
         ),
-        ("can the customer see when the agent is typing?", "typing"),
+        ("does the board see that the pilot is running?", "running"),
         // Two capitalised words where someone is from or at are a place.
         (
             "Torvald from Brindle Hosting is our first sponsor.",
@@ -138,10 +138,7 @@ fn people_from_roles_appositions_and_lowercase() {
         ),
         ("Osric at Quillon Tacos does catering.", "Quillon Tacos"),
         ("the lead is quite slow today", "quite"),
-        (
-            "one more service for quillan, our devops guy, to run.",
-            "guy",
-        ),
+        ("one more box for quillan, our infra guy, to patch.", "guy"),
     ] {
         let got = kinds(s);
         assert!(
@@ -540,11 +537,11 @@ fn a_rate_with_its_period_written_out_is_a_value() {
 fn a_drop_and_its_replacement_name_what_is_replaced_once() {
     words();
     let d = extract::decision(
-        "Scrap the tier thing, we'll do a single sponsor level instead, $500 flat.",
+        "Scrap the bundle thing, we'll do a single flat price instead, $80 a seat.",
         None,
     )
     .unwrap_or_else(|| panic!("no decision"));
-    assert_eq!(d.label, "Use a single sponsor level instead of tier");
+    assert_eq!(d.label, "Use a single flat price instead of bundle");
     let d = extract::decision("Using the cron job was a mistake, going with Brokk.", None)
         .unwrap_or_else(|| panic!("no decision"));
     assert_eq!(d.replaced.as_deref(), Some("cron job"), "{}", d.label);
@@ -554,13 +551,10 @@ fn a_drop_and_its_replacement_name_what_is_replaced_once() {
 fn a_sized_thing_is_a_choice_and_a_bare_measure_is_not() {
     words();
     // A measure glued to its unit before a noun names the thing chosen.
-    let d = extract::decision(
-        "the pleated hose was a mistake, going with a 15m hose.",
-        None,
-    )
-    .unwrap_or_else(|| panic!("no decision"));
+    let d = extract::decision("the short hose was a mistake, going with a 15m hose.", None)
+        .unwrap_or_else(|| panic!("no decision"));
     assert!(d.label.contains("15m hose"), "{}", d.label);
-    assert_eq!(d.replaced.as_deref(), Some("pleated hose"));
+    assert_eq!(d.replaced.as_deref(), Some("short hose"));
     assert!(extract::decision("let's go with a 40cm crate", None).is_some());
     // A measure alone is a value, not a thing.
     for s in [
@@ -709,7 +703,7 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
         (
             &[
                 "Let's use Zephyrq for the cache.",
-                "update from mira: she vetoed Zephyrq, too much to run. So Brokk for the cache.",
+                "news from mira: she vetoed Zephyrq, too much to run. So Brokk for the cache.",
             ],
             "Brokk",
             "Zephyrq",
@@ -717,7 +711,7 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
         (
             &[
                 "we're calling the boat Skerrow.",
-                "update: tamsin vetoed Skerrow lol. so she's Marram now.",
+                "fyi tamsin vetoed Skerrow. so it's Marram then.",
             ],
             "Marram",
             "Skerrow",
@@ -727,7 +721,7 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
         (
             &[
                 "Let's use Zephyrq for announcements.",
-                "Making a Zephyrq server was a mistake, going with a Brokk list instead.",
+                "Setting up a Zephyrq board was a mistake, going with a Brokk list instead.",
             ],
             "Brokk",
             "Zephyrq",
@@ -910,18 +904,18 @@ fn a_corrected_number_keeps_its_history() {
 #[test]
 fn a_count_of_an_irregular_plural_keeps_its_noun() {
     words();
-    let (new, old) = extract::denied_value("the hall is 45 people max, not 60 people.")
+    let (new, old) = extract::denied_value("the boat takes 12 people max, not 16 people.")
         .unwrap_or_else(|| panic!("no denial"));
-    assert_eq!(new.label, "hall: 45 people");
-    assert_eq!(old.label, "hall: 60 people");
+    assert_eq!(new.label, "boat: 12 people");
+    assert_eq!(old.label, "boat: 16 people");
 }
 
 #[test]
 fn a_day_denied_by_its_number_alone_is_corrected() {
     words();
     let g = session(&[
-        "target is the launch by March 20",
-        "mira wants one more week, so its March 27 not the 20th",
+        "goal is the handover by May 2",
+        "mira needs a few more days, so its May 9 not the 2nd",
     ]);
     let facts: Vec<_> = g
         .nodes()
@@ -930,18 +924,12 @@ fn a_day_denied_by_its_number_alone_is_corrected() {
         .collect();
     let new = facts
         .iter()
-        .find(|n| n.label.contains("March 27"))
+        .find(|n| n.label.contains("May 9"))
         .unwrap_or_else(|| panic!("{facts:?}"));
     let old = g.supersedes(&new.id);
-    assert!(
-        old.iter().any(|o| o.label.contains("March 20")),
-        "{facts:?}"
-    );
-    assert!(extract::denies_day("so it's the 27th, not the 20th", "20"));
-    assert!(!extract::denies_day(
-        "the 20th and the 27th both work",
-        "20"
-    ));
+    assert!(old.iter().any(|o| o.label.contains("May 2")), "{facts:?}");
+    assert!(extract::denies_day("so it's the 11th, not the 4th", "4"));
+    assert!(!extract::denies_day("the 4th and the 11th both work", "4"));
 }
 
 #[test]

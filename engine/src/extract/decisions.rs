@@ -25,7 +25,7 @@ pub(super) fn is_non_choice(choice: &str) -> bool {
         .collect::<Vec<_>>()
         .join(" ");
     // A measure with its unit glued on, before a noun, says which thing:
-    // "a 6ft leash", "the 36-inch crate".
+    // "a 40cm shelf", "the 2m hose".
     let mut mw = measure.split(' ');
     let sized_thing = mw.next().is_some_and(|w| {
         w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(char::is_alphabetic)
@@ -370,8 +370,8 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             cap_first(&choice)
         } else {
             let mut l = format!("Use {choice}");
-            // A choice that says what it is for already ("Y for our own
-            // billing") takes no second topic.
+            // A choice that says what it is for already ("Y for the
+            // invoices") takes no second topic.
             if let Some(t) = &topic_part
                 && find_ci(&choice, t).is_none()
                 && find_ci(&choice, " for ").is_none()
@@ -850,8 +850,8 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         // "on reflection the fallback route isn't worth it": the noun
         // phrase right before the cue.
         let mut head = &head[head.len().saturating_sub(4)..];
-        // "Making a Discord was a mistake": the thing after the verb that
-        // made it ("Using the cron job", not "Pricing page").
+        // "Setting up a forum was a mistake": the thing after the verb that
+        // made it ("Using the old poller", not "Billing page").
         if head.len() >= 3
             && head[0].to_lowercase().ends_with("ing")
             && lexicon::DETERMINERS.contains(&head[1].to_lowercase())
@@ -955,7 +955,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             continue;
         };
         let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
-        // "update from ines: she vetoed X": someone else's veto follows
+        // "news from the client: they vetoed X": someone else's veto follows
         // its subject, a word or two after the clause's start.
         let subject = || {
             let clause = head.rsplit([':', ';', ',', '.']).next().unwrap_or("");
@@ -1141,7 +1141,7 @@ pub(super) fn moved_into(a: &str) -> Option<&str> {
 }
 
 /// A verbless clause without what leads it to the thing it names: "so Y
-/// for the cache" → "Y for the cache", "so she's Y now" → "Y now".
+/// for the logs" → "Y for the logs", "so it's Y then" → "Y then".
 pub fn strip_clause_lead(s: &str) -> &str {
     let mut s = s.trim();
     loop {

@@ -317,7 +317,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                     || lexicon::PERSON_AFTER.contains(&lower_run(&ws, k, 2))
             });
             let from_org = org_end.is_some();
-            // "Greg from Northwind Hosting", "Hector at Taqueria Luna": the
+            // "Osric from Brindle Hosting", "Ilva at Quillon Tacos": the
             // place after a name is where the person is, not a person.
             let after_from = (before == "from" || before == "at")
                 && i >= 2
@@ -438,9 +438,9 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                         .flatten()
                 })
             };
-            // "x, our intern, asked": a role set off by commas after it.
-            // The role ends its own clause: "failures, the technician
-            // should see it" sets off a new subject, not a role.
+            // "x, our analyst, said": a role set off by commas after it.
+            // The role ends its own clause: "errors, the tester
+            // will check them" sets off a new subject, not a role.
             let appositive = || {
                 (w.raw.ends_with(',') && lexicon::ROLE_DETERMINERS.contains(&lw_at(&ws, i + 1)))
                     .then(|| role_phrase_at(&ws, i + 1))
@@ -458,13 +458,13 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 .or_else(|| paren_role(&ws, i + 1))
                 .or_else(det_role)
                 .or_else(appositive)
-                // "the events coordinator is x", the name ending its clause
+                // "the venue manager is x", the name ending its clause
                 // ("the lead is quite slow" names no one).
                 .or_else(|| {
                     let ends = w.raw.ends_with(super::CLAUSE_MARKS)
                         || i + 1 == ws.len()
                         || lexicon::COORDINATORS.contains(&lw_at(&ws, i + 1));
-                    // "the agent is typing": a verb form, not a name.
+                    // "the pilot is running": a verb form, not a name.
                     let ends = ends && !w.text.ends_with("ing") && !w.text.ends_with("ed");
                     ends.then(|| copula_role_before(&ws, i)).flatten()
                 })

@@ -689,7 +689,7 @@ pub(super) fn value_token(t: &str) -> bool {
             c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '–' | '%' | '/' | ',')
         }) && t.chars().filter(|c| c.is_ascii_alphabetic()).count() <= 4
     };
-    // A rate with its period written out: "9/month", "3/week".
+    // A rate with its period written out: "5/day", "3/week".
     shaped(t)
         || t.split_once('/').is_some_and(|(n, per)| {
             shaped(n) && !per.is_empty() && per.chars().all(|c| c.is_ascii_alphabetic())
@@ -956,7 +956,7 @@ pub fn names_number(sentence: &str, n: &str) -> bool {
 }
 
 /// Whether a sentence denies the day of the month `day` by its number
-/// after a denial lead ("so it's the 27th, not the 20th", "27 not 20").
+/// after a denial lead ("so it's the 11th, not the 4th", "11 not 4").
 pub fn denies_day(sentence: &str, day: &str) -> bool {
     let ws = words(sentence);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();

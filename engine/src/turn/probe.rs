@@ -739,7 +739,7 @@ impl<'a> Plan<'a> {
                     // verbless sentence naming a thing is the replacement.
                     self.last_drop.as_ref()?;
                     let s = extract::strip_sufficiency(s);
-                    // "so Y for the cache", "so she's Y now": what leads
+                    // "so Y for the logs", "so it's Y then": what leads
                     // the clause is not the thing.
                     let s = extract::strip_clause_lead(s);
                     extract::decision(&format!("let's use {s}"), self.input.root)
@@ -1332,7 +1332,7 @@ impl<'a> Plan<'a> {
                 // A day is named again in full ("not the 3rd of March any
                 // more"); any other value by its number.
                 let old_lower = old.to_lowercase();
-                // A day denied by its number alone ("March 27 not the 20th")
+                // A day denied by its number alone ("May 9 not the 2nd")
                 // names it too.
                 let named = if unit == "date" {
                     lower.contains(&old_lower) || extract::denies_day(s, &num)
