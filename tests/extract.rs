@@ -548,6 +548,17 @@ fn a_drop_and_its_replacement_name_what_is_replaced_once() {
 }
 
 #[test]
+fn a_plan_of_ones_own_is_a_choice() {
+    words();
+    let d = extract::decision("my plan: a weekly digest built on Zephyrq", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert!(d.label.contains("Zephyrq"), "{}", d.label);
+    let d = extract::decision("our plan is to move the notes to Brokk next week", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("Brokk"));
+}
+
+#[test]
 fn a_sized_thing_is_a_choice_and_a_bare_measure_is_not() {
     words();
     // A measure glued to its unit before a noun names the thing chosen.

@@ -365,7 +365,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         if replaced.is_none() && switchy {
             replaced = Some(PREVIOUS_NAMED.to_owned());
         }
-        let verb_led = cue.starts_with("the plan is") || cue.ends_with("decided to");
+        let verb_led = cue.ends_with("plan is to") || cue.ends_with("decided to");
         let label = if verb_led {
             cap_first(&choice)
         } else {
