@@ -922,6 +922,25 @@ fn a_count_of_an_irregular_plural_keeps_its_noun() {
 }
 
 #[test]
+fn a_value_beside_a_new_choice_updates_no_other_fact() {
+    words();
+    let g = session(&[
+        "the catering budget is £300",
+        "Scrap the bundle thing, we'll do a single tier instead — £80 flat, logo included.",
+    ]);
+    let facts: Vec<String> = g
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
+        .map(|n| n.label.clone())
+        .collect();
+    assert!(
+        facts.contains(&"catering budget: £300".to_owned()),
+        "{facts:?}"
+    );
+}
+
+#[test]
 fn a_day_denied_by_its_number_alone_is_corrected() {
     words();
     let g = session(&[

@@ -838,7 +838,11 @@ impl<'a> Plan<'a> {
             // "ok so 12 per node": a number with the unit of exactly one fact
             // in force, and no subject of its own, updates that fact.
             let mut said = fact.clone();
+            // A value beside a new choice is the choice's ("we'll do a
+            // flat rate instead, €80 a seat"), not an update of the one fact
+            // in force that happens to share its unit.
             if fact.is_none()
+                && !decided
                 && let Some(r) = self.fact_by_unit(s).or_else(|| self.fact_by_pronoun(s))
             {
                 self.record(&r, &ids);
