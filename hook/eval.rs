@@ -908,30 +908,24 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let mut g = Graph::new();
         let at = rollgraph_engine::clock::parse_time("2026-11-02T10:00:00Z").unwrap_or_default();
-        let mut n = rollgraph_engine::graph::Node::new(
-            rollgraph_engine::graph::NodeId::slug("Wenna Tallis").unwrap_or_else(|| panic!("slug")),
-            "Wenna Tallis",
-            rollgraph_engine::graph::Domain::Relationship,
-            0.8,
-            at,
-        );
-        n.kind = NodeKind::Person;
-        g.upsert_node(n);
+        let person = |label: &str| {
+            let mut n = rollgraph_engine::graph::Node::new(
+                rollgraph_engine::graph::NodeId::slug(label).unwrap_or_else(|| panic!("slug")),
+                label,
+                rollgraph_engine::graph::Domain::Relationship,
+                0.8,
+                at,
+            );
+            n.kind = NodeKind::Person;
+            n
+        };
+        g.upsert_node(person("Wenna Tallis"));
         let s = score("t", &labels, "", &g, 1, &[]);
         assert_eq!(s.people, (1, 2));
         assert_eq!(s.missed, vec!["person: Prof Oskar Brannigan".to_owned()]);
         assert_eq!(s.false_people, (0, 1));
         // A company typed as a person is counted as a false person.
-        let mut n = rollgraph_engine::graph::Node::new(
-            rollgraph_engine::graph::NodeId::slug("Greyholt Removals")
-                .unwrap_or_else(|| panic!("slug")),
-            "Greyholt Removals",
-            rollgraph_engine::graph::Domain::Relationship,
-            0.8,
-            at,
-        );
-        n.kind = NodeKind::Person;
-        g.upsert_node(n);
+        g.upsert_node(person("Greyholt Removals"));
         let s = score("t", &labels, "", &g, 1, &[]);
         assert_eq!(s.false_people, (1, 2));
         assert!(

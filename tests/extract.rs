@@ -899,17 +899,23 @@ fn a_corrected_number_keeps_its_history() {
         "The upload limit is 20 MB for now.",
         "Actually the upload limit is 50 MB, not 20.",
     ]);
+    assert_fact_replaced(&g, "50", "20");
+}
+
+/// Asserts that a fact whose label holds `new` supersedes one whose label
+/// holds `old`.
+fn assert_fact_replaced(g: &Graph, new: &str, old: &str) {
     let facts: Vec<_> = g
         .nodes()
         .into_iter()
         .filter(|n| n.kind == NodeKind::Fact)
         .collect();
-    let new = facts
+    let newer = facts
         .iter()
-        .find(|n| n.label.contains("50"))
+        .find(|n| n.label.contains(new))
         .unwrap_or_else(|| panic!("{facts:?}"));
-    let old = g.supersedes(&new.id);
-    assert!(old.iter().any(|o| o.label.contains("20")), "{facts:?}");
+    let older = g.supersedes(&newer.id);
+    assert!(older.iter().any(|o| o.label.contains(old)), "{facts:?}");
 }
 
 #[test]
@@ -928,12 +934,7 @@ fn a_value_beside_a_new_choice_updates_no_other_fact() {
         "the catering budget is £300",
         "Scrap the bundle thing, we'll do a single tier instead — £80 flat, logo included.",
     ]);
-    let facts: Vec<String> = g
-        .nodes()
-        .into_iter()
-        .filter(|n| n.kind == NodeKind::Fact && g.superseded_by(&n.id).is_none())
-        .map(|n| n.label.clone())
-        .collect();
+    let facts = in_force_of(&g, NodeKind::Fact);
     assert!(
         facts.contains(&"catering budget: £300".to_owned()),
         "{facts:?}"
@@ -947,17 +948,7 @@ fn a_day_denied_by_its_number_alone_is_corrected() {
         "goal is the handover by May 2",
         "mira needs a few more days, so its May 9 not the 2nd",
     ]);
-    let facts: Vec<_> = g
-        .nodes()
-        .into_iter()
-        .filter(|n| n.kind == NodeKind::Fact)
-        .collect();
-    let new = facts
-        .iter()
-        .find(|n| n.label.contains("May 9"))
-        .unwrap_or_else(|| panic!("{facts:?}"));
-    let old = g.supersedes(&new.id);
-    assert!(old.iter().any(|o| o.label.contains("May 2")), "{facts:?}");
+    assert_fact_replaced(&g, "May 9", "May 2");
     assert!(extract::denies_day("so it's the 11th, not the 4th", "4"));
     assert!(!extract::denies_day("the 4th and the 11th both work", "4"));
 }

@@ -731,10 +731,9 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         .chars()
         .all(|c| c.is_ascii_digit() || matches!(c, '.' | ','));
     let counts = |i: usize| {
-        lws.get(i)
-            .is_some_and(|w| lexicon::IRREGULAR_PLURALS.contains(w.as_str()))
-            || lws.get(i).is_some_and(|w| {
-                w.len() >= 4
+        lws.get(i).is_some_and(|w| {
+            lexicon::IRREGULAR_PLURALS.contains(w.as_str())
+                || (w.len() >= 4
                     && w.chars().all(|c| c.is_ascii_lowercase())
                     && w.ends_with('s')
                     && !w.ends_with("ss")
@@ -743,8 +742,8 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
                     && !lexicon::is_stop(w)
                     && !lexicon::is_closed_class(w)
                     && lexicon::is_known_word(w)
-                    && lexicon::is_known_word(&w[..w.len() - 1])
-            })
+                    && lexicon::is_known_word(&w[..w.len() - 1]))
+        })
     };
     if forward
         && let Some(next) = lws.get(vi + 1)
