@@ -234,7 +234,7 @@ fn expand_and_query_go_through_a_running_daemon() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
-        text.contains("Priya Raman") && text.contains("matched"),
+        text.contains("Priya Raman") && text.contains("why: a person was asked for"),
         "{text}"
     );
     let out = env.run(&["expand", "priya-raman"], b"");

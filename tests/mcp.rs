@@ -123,7 +123,9 @@ fn initialize_list_and_call_both_tools() {
         .unwrap_or_default();
     assert_eq!(q["result"]["isError"], false, "{q}");
     assert!(
-        text.contains("Priya Raman") && text.contains("matched") && text.contains("retries"),
+        text.contains("Priya Raman")
+            && text.contains("why: a person was asked for")
+            && text.contains("retries"),
         "{text}"
     );
 

@@ -51,6 +51,27 @@ fn query_and_expand_on_the_example() {
     crate::snap!("query_email_provider", q);
     let e = ok(&env, &["expand", "technical/other", "--budget", "300"]);
     crate::snap!("expand_technical_other_300", e);
+    // The text names a node by a short handle that expands like its id;
+    // the JSON keeps the id and every reason, the words matched among them.
+    assert!(q.contains("[technical, id decision-use-bento]"), "{q}");
+    let e = ok(&env, &["expand", "decision-use-bento", "--json"]);
+    assert!(
+        e.contains("\"decision-use-bento-instead-of-resend\""),
+        "{e}"
+    );
+    let j = json(
+        &env,
+        &["query", "which email provider did we pick?", "--json"],
+    );
+    let top = &j["hits"][0];
+    assert_eq!(top["id"], "decision-use-bento-instead-of-resend", "{j}");
+    assert_eq!(top["handle"], "decision-use-bento", "{j}");
+    assert!(
+        top["why"].as_array().is_some_and(|w| w
+            .iter()
+            .any(|w| w.as_str() == Some("matched email, provider"))),
+        "{j}"
+    );
 }
 
 #[test]

@@ -250,6 +250,11 @@ pub struct Hit {
     /// The node's id (nodes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<NodeId>,
+    /// The shortest leading part of the node's id (whole words of it) that
+    /// no other node's id in its graph starts with: what the text shows,
+    /// and what `memory_expand` accepts in place of the id (nodes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
     /// The node's label, or who said it when.
     pub label: String,
     /// The node's kind (nodes only).
@@ -1334,6 +1339,7 @@ impl<'a> SearchIndex<'a> {
                     hits.push(Hit {
                         kind: "node".into(),
                         id: Some(n.id.clone()),
+                        handle: Some(short_id(n.id.as_str(), &nodes[gi])),
                         label: n.label.clone(),
                         node_kind: Some(n.kind),
                         domain: Some(n.domain),
@@ -1379,24 +1385,26 @@ impl<'a> SearchIndex<'a> {
                     }
                     turns_shown += 1;
                     let date = Some(g.at.date_naive().format("%Y-%m-%d").to_string());
+                    let evidence: Vec<Said> = parts
+                        .into_iter()
+                        .map(|(speaker, text)| Said {
+                            session: g.session.clone(),
+                            turn: g.turn,
+                            speaker: speaker.into(),
+                            date: date.clone(),
+                            text,
+                        })
+                        .collect();
                     hits.push(Hit {
                         kind: "said".into(),
                         id: None,
+                        handle: None,
                         label: format!("turn {}", g.turn),
                         node_kind: None,
                         domain: None,
                         source: g.session.clone(),
                         detail: None,
-                        evidence: parts
-                            .into_iter()
-                            .map(|(speaker, text)| Said {
-                                session: g.session.clone(),
-                                turn: g.turn,
-                                speaker: speaker.into(),
-                                date: date.clone(),
-                                text,
-                            })
-                            .collect(),
+                        evidence,
                         why: [matched_why(c.doc), c.why.clone()].concat(),
                         score,
                     });
@@ -1459,6 +1467,55 @@ pub fn search(
     SearchIndex::build(sources).search(text, opts, close)
 }
 
+/// Whether the words of `text` hold those of `part` in a row (case, signs
+/// and spacing aside).
+fn words_hold(text: &str, part: &str) -> bool {
+    let norm = |t: &str| -> String {
+        let w: Vec<String> = t
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        format!(" {} ", w.join(" "))
+    };
+    let p = norm(part);
+    !p.trim().is_empty() && norm(text).contains(&p)
+}
+
+/// What a node hit is named by in text: its short handle, else its id.
+fn hit_handle(h: &Hit) -> &str {
+    h.handle
+        .as_deref()
+        .or(h.id.as_ref().map(NodeId::as_str))
+        .unwrap_or("")
+}
+
+/// The shortest leading run of `id`'s words (two at least) that no other
+/// id of `nodes` starts with as a run of words: a handle that costs a few
+/// tokens where the id spells out the node's whole label.
+/// [`crate::render::expand_handle`] resolves it back.
+pub fn short_id(id: &str, nodes: &[&Node]) -> String {
+    // The most leading words another id shares with this one: one more
+    // tells them apart.
+    let shared = nodes
+        .iter()
+        .map(|n| n.id.as_str())
+        .filter(|o| *o != id)
+        .map(|o| {
+            id.split('-')
+                .zip(o.split('-'))
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    let words = (shared + 1).max(2);
+    match id.match_indices('-').nth(words - 1) {
+        Some((cut, _)) => id[..cut].to_owned(),
+        None => id.to_owned(),
+    }
+}
+
 /// One hit as text. A turn from `home` (the session most of the turns
 /// come from, named once in the header) does not repeat its session.
 fn hit_text(i: usize, h: &Hit, home: Option<&str>) -> String {
@@ -1467,9 +1524,14 @@ fn hit_text(i: usize, h: &Hit, home: Option<&str>) -> String {
     if h.kind == "node" {
         let kind = h.node_kind.map_or("node", NodeKind::as_str);
         let domain = h.domain.map_or("", Domain::as_str);
-        let id = h.id.as_ref().map_or("", NodeId::as_str);
-        s.push_str(&format!("{i}. {kind}: {} [{domain}, id {id}]", h.label));
+        let id = hit_handle(h);
         let detail = h.detail.as_deref().map(str::trim).filter(|d| !d.is_empty());
+        // A label the detail spells out is not said twice.
+        if detail.is_some_and(|d| words_hold(d, &h.label)) {
+            s.push_str(&format!("{i}. {kind} [{domain}, id {id}]"));
+        } else {
+            s.push_str(&format!("{i}. {kind}: {} [{domain}, id {id}]", h.label));
+        }
         // A detail that is the evidence sentence itself is said once, with
         // who said it when.
         let same = |e: &Said| {
@@ -1506,7 +1568,18 @@ fn hit_text(i: usize, h: &Hit, home: Option<&str>) -> String {
         }
         s.push('\n');
     }
-    s.push_str(&format!("   why: {}\n", h.why.join("; ")));
+    // The words a hit matched are there to see: the text names only the
+    // reasons that are not (an abbreviation's words, a link, a day, a
+    // replaced decision); `why` holds them all.
+    let why: Vec<&str> = h
+        .why
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.starts_with("matched ") || w.contains('('))
+        .collect();
+    if !why.is_empty() {
+        s.push_str(&format!("   why: {}\n", why.join("; ")));
+    }
     s
 }
 
@@ -1576,7 +1649,7 @@ fn pack(
             .iter()
             .map(|n| count_tokens(&format!("note: {n}\n")))
             .sum::<usize>()
-        + 40;
+        + 40.min(budget / 8);
     let room = budget.saturating_sub(reserve);
     let mut order: Vec<usize> = (0..hits.len()).collect();
     // Value falls steeply with rank, so the best hits win unless they are
@@ -1596,6 +1669,13 @@ fn pack(
         if used + costs[i] <= room {
             chosen[i] = true;
             used += costs[i];
+            count += 1;
+        } else if hits[i].kind != "node"
+            && let Some(cut) = cut_to(&hits[i], room - used, home)
+        {
+            used += count_tokens(&hit_text(0, &cut, home));
+            hits[i] = cut;
+            chosen[i] = true;
             count += 1;
         }
     }
@@ -1621,11 +1701,7 @@ fn pack(
         if chosen[i] {
             kept.push(h);
         } else if h.kind == "node" {
-            more.push(format!(
-                "{} ({})",
-                h.label,
-                h.id.as_ref().map_or("", NodeId::as_str)
-            ));
+            more.push(format!("{} ({})", h.label, hit_handle(&h)));
         } else {
             more.push(if home == Some(h.source.as_str()) {
                 format!("turn {}", h.evidence[0].turn)
@@ -1960,6 +2036,85 @@ mod tests {
             assert!(h.why.iter().all(|w| !w.contains("in force")), "{}", a.text);
         }
         assert!(run("the flowers", 800).hits.is_empty());
+    }
+
+    #[test]
+    fn the_best_turn_is_cut_to_fit_before_lesser_hits_fill_the_room() {
+        // The best matched turn is a little over the room: it is shown
+        // cut, not passed over for the short, barely matching nodes below it.
+        let mut g = Graph::new();
+        for label in ["liner", "fish", "plants", "netting"] {
+            g.upsert_node(node(
+                &format!("Pond {label}"),
+                NodeKind::Entity,
+                &format!("the pond {label}, bought at the market last spring for the back yard"),
+            ));
+        }
+        let long = format!(
+            "The garden pond pump hums at night because its filter clogs. {}",
+            "Rinse the filter weekly and the hum stops. ".repeat(20)
+        );
+        let mut eps = vec![ep(4, Speaker::User, "2026-05-04T10:00:00Z", &long)];
+        for t in 5..25 {
+            let text = format!("Item {t} of the shopping list is bread and milk.");
+            eps.push(ep(t, Speaker::User, "2026-05-04T11:00:00Z", &text));
+        }
+        let a = run_on(&g, eps, "why does the garden pond pump hum?", 200);
+        assert!(a.tokens <= 200, "{}", a.text);
+        assert_eq!(a.hits[0].label, "turn 4", "{}", a.text);
+        let shown = &a.hits[0].evidence[0].text;
+        assert!(shown.ends_with(" …"), "{}", a.text);
+        // The turn has the room; the nodes get what it leaves.
+        assert!(count_tokens(shown) >= 100, "{}", a.text);
+    }
+
+    #[test]
+    fn a_node_is_named_by_the_shortest_handle_that_tells_it_apart() {
+        let ids = [
+            "decision-use-daily-partitions",
+            "decision-use-weekly-partitions",
+            "decision-drop-redis",
+            "invoice-service",
+            "invoice",
+        ];
+        let nodes: Vec<Node> = ids
+            .iter()
+            .map(|id| {
+                let mut n = node(id, NodeKind::Entity, "");
+                n.id = NodeId::parse(id).unwrap_or_else(|| panic!("{id}"));
+                n
+            })
+            .collect();
+        let refs: Vec<&Node> = nodes.iter().collect();
+        let short = |id: &str| short_id(id, &refs);
+        assert_eq!(short("decision-use-daily-partitions"), "decision-use-daily");
+        assert_eq!(short("decision-drop-redis"), "decision-drop");
+        assert_eq!(short("invoice-service"), "invoice-service");
+        assert_eq!(short("invoice"), "invoice");
+        // Each handle starts its own id and no other, as words.
+        for id in ids {
+            let h = short(id);
+            let starts: Vec<&&str> = ids
+                .iter()
+                .filter(|o| crate::render::id_has_prefix(o, &h))
+                .collect();
+            assert!(starts == [&id] || h == id, "{h}: {starts:?}");
+        }
+    }
+
+    #[test]
+    fn a_label_the_detail_spells_out_is_written_once() {
+        let a = run("how many times does the billing job retry?", 800);
+        let h = hit_text(1, &a.hits[0], None);
+        assert!(words_hold(
+            "We said: Use DAILY partitions, ok?",
+            "use daily partitions"
+        ));
+        assert!(!words_hold("use daily partitionsx", "use daily partitions"));
+        assert!(!words_hold("anything", "  "));
+        // What matched is in `why`, not repeated in the text.
+        assert!(!h.contains("matched "), "{h}");
+        assert!(a.hits[0].why.iter().any(|w| w.starts_with("matched ")));
     }
 
     #[test]

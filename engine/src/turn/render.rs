@@ -266,7 +266,20 @@ pub fn expand_handle(g: &Graph, handle: &str) -> Option<Vec<NodeId>> {
         let v: Vec<&Node> = g.nodes_unordered().filter(|n| n.domain == domain).collect();
         return (!v.is_empty()).then(|| by_weight(v));
     }
-    let hub = g.node(&NodeId::parse(rest)?)?;
+    let hub = match g.node(&NodeId::parse(rest)?) {
+        Some(n) => n,
+        // A short handle (a query answer's): the one id it starts.
+        None => {
+            let mut starting = g
+                .nodes_unordered()
+                .filter(|n| id_has_prefix(n.id.as_str(), rest));
+            let first = starting.next()?;
+            if starting.next().is_some() {
+                return None;
+            }
+            first
+        }
+    };
     let mut v = vec![hub];
     if domain.is_some() {
         v.extend(neighbours_in_domain(g, hub));
@@ -282,6 +295,13 @@ pub fn expand_handle(g: &Graph, handle: &str) -> Option<Vec<NodeId>> {
     let mut ids = by_weight(v[1..].to_vec());
     ids.insert(0, hub.id.clone());
     Some(ids)
+}
+
+/// Whether `id` starts with `prefix` as a run of its words (`a-b` starts
+/// `a-b-c`, not `a-bc`).
+pub fn id_has_prefix(id: &str, prefix: &str) -> bool {
+    id.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
 }
 
 /// One node in full: the multi-line detail a focus or expansion shows.
@@ -1091,5 +1111,23 @@ mod tests {
             let members = expand_handle(&g, h).unwrap_or_default();
             assert!(!members.is_empty(), "{h}");
         }
+    }
+
+    #[test]
+    fn a_leading_run_of_an_ids_words_expands_it_when_no_other_id_starts_so() {
+        let g = big_graph(20);
+        let whole = expand_handle(&g, "component-1-of-the-billing-pipeline");
+        assert!(whole.is_some());
+        // "component-1" starts component-1-…, not component-10-…: words count.
+        assert_eq!(expand_handle(&g, "component-1"), whole);
+        assert_eq!(expand_handle(&g, "component-1-of"), whole);
+        // Every id starts with "component": ambiguous, so nothing.
+        assert_eq!(expand_handle(&g, "component"), None);
+        assert_eq!(
+            expand_handle(&g, "component-1-of-the-billing-pipeline-x"),
+            None
+        );
+        assert!(id_has_prefix("a-b-c", "a-b") && id_has_prefix("a-b", "a-b"));
+        assert!(!id_has_prefix("a-bc", "a-b"));
     }
 }
