@@ -215,6 +215,30 @@ fn calendar_words_titles_and_reactions_are_never_entities() {
 }
 
 #[test]
+fn a_title_or_short_form_does_not_end_a_sentence() {
+    let s = extract::sentences(
+        "our dentist is dr. okafor on the high street, see her friday. \
+         Bring a snack, e.g. an apple. Review every MR. Merges stay manual.",
+    );
+    assert_eq!(
+        s,
+        [
+            "our dentist is dr. okafor on the high street, see her friday.",
+            "Bring a snack, e.g. an apple.",
+            "Review every MR.",
+            "Merges stay manual.",
+        ],
+        "{s:?}"
+    );
+    // So the sentence with the title still names its person.
+    let got = kinds(&s[0]);
+    assert!(
+        got.contains(&("okafor".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+}
+
+#[test]
 fn code_shapes_are_technical() {
     let got = kinds("The bug is in src/jobs/worker.py where `retry_policy` calls FetchClient.");
     assert!(

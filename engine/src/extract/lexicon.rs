@@ -129,6 +129,11 @@ list!(MONTHS, "months.txt", "Month names and abbreviations.");
 list!(WEEKDAYS, "weekdays.txt", "Weekday names and relative days.");
 list!(TITLES, "titles.txt", "Honorifics written before a name.");
 list!(
+    ABBREVIATIONS,
+    "abbreviations.txt",
+    "Short forms whose period does not end a sentence (besides titles)."
+);
+list!(
     INTERJECTIONS,
     "interjections.txt",
     "Reactions that open a sentence."

@@ -158,6 +158,7 @@ pub fn sentences(text: &str) -> Vec<String> {
             let c = bytes[i];
             if (c == b'.' || c == b'?' || c == b'!' || c == b';')
                 && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
+                && !(c == b'.' && i + 1 < bytes.len() && short_form_before(&trimmed[start..i]))
             {
                 let s = trimmed[start..=i].trim();
                 if !s.is_empty() {
@@ -172,6 +173,23 @@ pub fn sentences(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether `text` ends in a title or short form ("dr", "e.g") whose period
+/// does not end the sentence: "our vet is dr. x" is one sentence. One in
+/// capitals is an acronym that may end one ("on every MR. Then …").
+fn short_form_before(text: &str) -> bool {
+    let word = text
+        .rsplit(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or("");
+    if word.chars().filter(|c| c.is_alphabetic()).count() >= 2
+        && !word.chars().any(char::is_lowercase)
+    {
+        return false;
+    }
+    let word = word.to_lowercase();
+    lexicon::TITLES.contains(&word) || lexicon::ABBREVIATIONS.contains(&word)
 }
 
 /// A word of a sentence, with its trimmed form and position facts.
