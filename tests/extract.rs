@@ -289,6 +289,9 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
         "ok, sample every 90 seconds instead.",
         "try again",
         "try restarting it",
+        // Someone away is no option dropped, with or without a capital.
+        "sorry, the visit moved to the 22nd, dr. okafor is out on the 19th",
+        "Dr. Okafor is out this week.",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s:?}");
     }

@@ -861,10 +861,17 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         let head = head.join(" ");
         // "our release manager is out next week": a person away, not a choice
         // dropped.
-        let someone = head.split_whitespace().last().is_some_and(|w| {
-            let w = w.to_lowercase();
-            lexicon::is_person_noun(&w)
-        });
+        // So is a name after a title ("dr. x is out on the 19th").
+        let titled = sentence[..p]
+            .split_whitespace()
+            .rev()
+            .nth(1)
+            .is_some_and(|t| lexicon::TITLES.contains(&t.trim_end_matches('.').to_lowercase()));
+        let someone = titled
+            || head
+                .split_whitespace()
+                .last()
+                .is_some_and(|w| lexicon::is_person_noun(&w.to_lowercase()));
         if (1..=4).contains(&head.split_whitespace().count())
             && !someone
             && !is_non_choice(&head)
