@@ -293,7 +293,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let warm = files(&lexical, true)?;
     // 5c. With the local embedding model, when it is provisioned: loaded
     // once, the graph's vectors made once (as in the daemon and the MCP
-    // server), then each question embedded and fused.
+    // server), then each question embedded and its close nodes added.
     let (model_cold, model_warm) =
         if config.embed.enabled && crate::common::with_semantic(&config, |sem| sem.is_some()) {
             crate::query::kept::clear();

@@ -75,8 +75,8 @@ pub struct EvalArgs {
     /// question the query missed.
     #[arg(long, requires = "verbose")]
     pub contexts: bool,
-    /// Rank with the embedding model too (when provisioned), fused by
-    /// reciprocal rank as the MCP server and `rollgraph query` do; the
+    /// Rank with the embedding model too (when provisioned), a bonus by
+    /// reciprocal rank as the MCP server and `rollgraph query` give it; the
     /// query column is then "query+embed".
     #[arg(long)]
     pub embed: bool,

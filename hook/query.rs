@@ -172,7 +172,7 @@ fn graph_sources<'a>(
     graphs
 }
 
-/// Asks an index: the session's nodes close in meaning are fused in when
+/// Asks an index: the session's nodes close in meaning are added when
 /// the session is searched and the model is loaded.
 fn ask_index(
     config: &Config,

@@ -5,8 +5,8 @@
 //! (episode passages) in one BM25 index, so the two kinds of hit score on
 //! one scale: a node's document is its label (counted twice), aliases,
 //! detail and evidence sentences; a passage is a sentence or two of one
-//! turn. When the embedding model is loaded, nodes close in meaning are
-//! fused in by reciprocal rank. Matched nodes pull in their neighbours one
+//! turn. When the embedding model is loaded, nodes close in meaning gain a
+//! bounded bonus by their reciprocal rank. Matched nodes pull in their neighbours one
 //! or two hops away at a decayed score. A date the question names ("on May
 //! 2nd", "2026-11-03") favours what was said that day. Weight and recency
 //! only break ties: they never lift a less relevant hit over a more
@@ -36,8 +36,11 @@ use crate::text::tokenize;
 const K1: f64 = 1.2;
 /// BM25 length normalisation.
 const B: f64 = 0.75;
-/// Reciprocal-rank-fusion constant.
+/// Reciprocal-rank constant of the meaning bonus.
 const RRF_K: f64 = 60.0;
+/// What being the node closest in meaning adds to a relevance (of the best
+/// lexical match's 1).
+const MEANING_WEIGHT: f64 = 0.15;
 /// Smallest and largest budgets accepted (others are clamped, with a note).
 pub const MIN_BUDGET: usize = 60;
 /// See [`MIN_BUDGET`].
@@ -920,7 +923,7 @@ impl<'a> SearchIndex<'a> {
 
     /// Answers `text`, packed to `opts.budget`. `close` is an optional
     /// ranking of nodes by meaning (`(graph index, node id)`, best first,
-    /// from the embedding model), fused by reciprocal rank.
+    /// from the embedding model), added as a bonus by reciprocal rank.
     pub fn search(
         &self,
         text: &str,
@@ -1006,28 +1009,27 @@ impl<'a> SearchIndex<'a> {
                 .collect();
             vec![format!("matched {}", words.join(", "))]
         };
-        // Meaning: fused by reciprocal rank with the lexical order.
+        // Meaning: a node close in meaning gains a bounded share of the best
+        // lexical match by its rank among the close ones (reciprocal rank:
+        // the closest gains MEANING_WEIGHT, the 60th half of it). Added, not
+        // fused into one order: a rank fusion lifts every weak lexical
+        // match to a rank-based floor and flattens the lexical order
+        // (measured: answers at 200 tokens 378 → 367, at 800 567 → 557;
+        // with this bonus 389 and 562). Where no word matched, meaning is
+        // all there is: the closest node then counts as a best match.
         if let Some(close) = close.filter(|c| !c.is_empty()) {
-            let lex_rank: Vec<Doc> = lexical.iter().map(|l| l.0).collect();
-            let mut fused: HashMap<Doc, f64> = HashMap::new();
-            for (r, d) in lex_rank.iter().enumerate() {
-                *fused.entry(*d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
-            }
+            let weight = if lexical.is_empty() {
+                1.0
+            } else {
+                MEANING_WEIGHT
+            };
             for (r, (gi, id)) in close.iter().enumerate() {
                 let Some(&ni) = pos_of.get(&(*gi, id)) else {
                     continue;
                 };
-                let d = Doc::Node(*gi, ni);
-                *fused.entry(d).or_default() += 1.0 / (RRF_K + r as f64 + 1.0);
-                let e = rel.entry(d).or_insert((0.0, Vec::new()));
+                let e = rel.entry(Doc::Node(*gi, ni)).or_insert((0.0, Vec::new()));
+                e.0 += weight * (RRF_K + 1.0) / (RRF_K + r as f64 + 1.0);
                 e.1.push("close in meaning".into());
-            }
-            let best = fused.values().copied().fold(0.0, f64::max);
-            if best > 0.0 {
-                for (d, s) in fused {
-                    let e = rel.entry(d).or_insert((0.0, Vec::new()));
-                    e.0 = e.0.max(s / best);
-                }
             }
         }
 
@@ -1418,7 +1420,7 @@ impl<'a> SearchIndex<'a> {
 
 /// The nodes of `graph` (graph 0 of a search) close in meaning to `text`
 /// by the embedding model, best first, those under `threshold` left out:
-/// the `close` ranking [`SearchIndex::search`] fuses by reciprocal rank.
+/// the `close` ranking [`SearchIndex::search`] adds by reciprocal rank.
 pub fn close_nodes(
     sem: &mut crate::semantic::Semantic,
     graph: &Graph,
@@ -2036,6 +2038,44 @@ mod tests {
             assert!(h.why.iter().all(|w| !w.contains("in force")), "{}", a.text);
         }
         assert!(run("the flowers", 800).hits.is_empty());
+    }
+
+    #[test]
+    fn meaning_lifts_a_node_without_reordering_what_the_words_matched() {
+        let (g, eps) = sample();
+        let src = || Sources {
+            graphs: vec![GraphSource {
+                name: "session".into(),
+                graph: &g,
+            }],
+            episodes: eps.clone(),
+        };
+        let o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
+        let q = "how are events partitioned?";
+        let lexical = search(src(), q, &o, None);
+        let invoice = NodeId::parse("invoice-service").unwrap_or_else(|| panic!("id"));
+        let close = [(0, invoice.clone())];
+        let hybrid = search(src(), q, &o, Some(&close));
+        let order = |a: &Answer| -> Vec<String> {
+            a.hits
+                .iter()
+                .filter(|h| h.id.as_ref() != Some(&invoice))
+                .map(|h| h.label.clone())
+                .collect()
+        };
+        // The words' order stands; the node close in meaning joins below
+        // the best match.
+        assert_eq!(order(&hybrid), order(&lexical), "{}", hybrid.text);
+        let at = hybrid
+            .hits
+            .iter()
+            .position(|h| h.id.as_ref() == Some(&invoice))
+            .unwrap_or_else(|| panic!("not lifted: {}", hybrid.text));
+        assert!(at > 0, "{}", hybrid.text);
+        assert!(hybrid.hits[at].why.iter().any(|w| w == "close in meaning"));
+        // Where no word matches, meaning alone ranks.
+        let none = search(src(), "zzyzx quux", &o, Some(&close));
+        assert_eq!(none.hits[0].id.as_ref(), Some(&invoice), "{}", none.text);
     }
 
     #[test]
