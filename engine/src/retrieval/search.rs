@@ -254,7 +254,7 @@ pub struct Hit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<NodeId>,
     /// The shortest leading part of the node's id (whole words of it) that
-    /// no other node's id in its graph starts with: what the text shows,
+    /// no other node's id in the graphs searched starts with: what the text shows,
     /// and what `memory_expand` accepts in place of the id (nodes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handle: Option<String>,
@@ -1341,7 +1341,10 @@ impl<'a> SearchIndex<'a> {
                     hits.push(Hit {
                         kind: "node".into(),
                         id: Some(n.id.clone()),
-                        handle: Some(short_id(n.id.as_str(), &nodes[gi])),
+                        // Unique among every searched graph's ids: a
+                        // project node's handle never starts a session
+                        // node's id, which expand would find instead.
+                        handle: Some(short_id(n.id.as_str(), nodes.iter().flatten().copied())),
                         label: n.label.clone(),
                         node_kind: Some(n.kind),
                         domain: Some(n.domain),
@@ -1496,11 +1499,11 @@ fn hit_handle(h: &Hit) -> &str {
 /// id of `nodes` starts with as a run of words: a handle that costs a few
 /// tokens where the id spells out the node's whole label.
 /// [`crate::render::expand_handle`] resolves it back.
-pub fn short_id(id: &str, nodes: &[&Node]) -> String {
+pub fn short_id<'n>(id: &str, nodes: impl IntoIterator<Item = &'n Node>) -> String {
     // The most leading words another id shares with this one: one more
     // tells them apart.
     let shared = nodes
-        .iter()
+        .into_iter()
         .map(|n| n.id.as_str())
         .filter(|o| *o != id)
         .map(|o| {
@@ -2126,7 +2129,7 @@ mod tests {
             })
             .collect();
         let refs: Vec<&Node> = nodes.iter().collect();
-        let short = |id: &str| short_id(id, &refs);
+        let short = |id: &str| short_id(id, refs.iter().copied());
         assert_eq!(short("decision-use-daily-partitions"), "decision-use-daily");
         assert_eq!(short("decision-drop-redis"), "decision-drop");
         assert_eq!(short("invoice-service"), "invoice-service");
@@ -2140,6 +2143,54 @@ mod tests {
                 .collect();
             assert!(starts == [&id] || h == id, "{h}: {starts:?}");
         }
+    }
+
+    #[test]
+    fn a_handle_tells_its_node_apart_from_every_graph_searched() {
+        // Expand looks in the session: a project node's handle must not
+        // start a session node's id.
+        let mut session = Graph::new();
+        session.upsert_node(node(
+            "Use weekly partitions for logs",
+            NodeKind::Decision,
+            "",
+        ));
+        let mut project = Graph::new();
+        project.upsert_node(node(
+            "Use weekly partitions for events",
+            NodeKind::Decision,
+            "events are partitioned weekly",
+        ));
+        let src = Sources {
+            graphs: vec![
+                GraphSource {
+                    name: "session".into(),
+                    graph: &session,
+                },
+                GraphSource {
+                    name: "project".into(),
+                    graph: &project,
+                },
+            ],
+            episodes: Vec::new(),
+        };
+        let a = search(
+            src,
+            "events partitioned",
+            &SearchOptions::at(t("2026-11-02T12:00:00Z")),
+            None,
+        );
+        let hit = a
+            .hits
+            .iter()
+            .find(|h| h.source == "project")
+            .unwrap_or_else(|| panic!("{}", a.text));
+        assert_eq!(
+            hit.handle.as_deref(),
+            Some("use-weekly-partitions-for-events"),
+            "{}",
+            a.text
+        );
     }
 
     #[test]
