@@ -692,6 +692,39 @@ fn in_force_of(g: &Graph, kind: NodeKind) -> Vec<String> {
 }
 
 #[test]
+fn an_unnamed_instead_refers_to_a_recent_choice_only() {
+    // "Y instead" right after a choice replaces it …
+    let g = session(&[
+        "Let's use Zephyrq for the queue.",
+        "Hmm, we'll go with Brokk instead.",
+    ]);
+    assert_eq!(
+        in_force(&g),
+        ["Use Brokk instead of Zephyrq"],
+        "{:?}",
+        g.nodes()
+    );
+    // … but not a choice from many turns back about something else.
+    let g = session(&[
+        "Let's use Zephyrq for the queue.",
+        "The tests pass now.",
+        "Lunch first, back in an hour.",
+        "Okay, the logs look clean.",
+        "Nothing else from the review.",
+        "For the standup we'll do a written update instead.",
+    ]);
+    let force = in_force(&g);
+    assert!(
+        force.iter().any(|l| l == "Use Zephyrq for the queue"),
+        "{force:?}"
+    );
+    assert!(
+        force.iter().all(|l| !l.contains("instead of Zephyrq")),
+        "{force:?}"
+    );
+}
+
+#[test]
 fn a_changed_decision_supersedes_however_it_is_phrased() {
     let cases: &[(&[&str], &str, &str)] = &[
         // The same thing at another version is another choice: A → B → A.

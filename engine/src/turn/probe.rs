@@ -21,6 +21,10 @@ use crate::graph::{
 use crate::patch::ProbePatch;
 use crate::transcript::Turn;
 
+/// How many turns back a decision can be that "instead" or "that" refers
+/// to without naming it (see `Plan::latest_decision_except`).
+const UNNAMED_REFERENCE_TURNS: u32 = 3;
+
 /// Everything a probe sees.
 #[derive(Clone, Debug)]
 pub struct ProbeInput<'a> {
@@ -1769,9 +1773,19 @@ impl<'a> Plan<'a> {
         (hits.len() == 1).then(|| hits.remove(0))
     }
 
-    /// The decision in force made or touched last (other than `except`).
+    /// The decision in force (other than `except`) made or mentioned last,
+    /// within [`UNNAMED_REFERENCE_TURNS`] turns: "we'll do Y instead" with
+    /// nothing named refers to a choice still in the conversation, not to
+    /// one from far back about something else.
     fn latest_decision_except(&self, except: Option<&NodeId>) -> Option<NodeId> {
-        self.newest(self.live_choices(except))
+        let recent = self.live_choices(except).filter(|id| {
+            self.node_ref(id).is_some_and(|n| {
+                n.evidence.iter().any(|e| {
+                    e.session == self.input.session && e.turn + UNNAMED_REFERENCE_TURNS >= self.turn
+                })
+            })
+        });
+        self.newest(recent)
     }
 
     /// Decisions in force that make a choice (not drops), other than `except`.
