@@ -217,13 +217,13 @@ fn calendar_words_titles_and_reactions_are_never_entities() {
 #[test]
 fn a_title_or_short_form_does_not_end_a_sentence() {
     let s = extract::sentences(
-        "our dentist is dr. okafor on the high street, see her friday. \
+        "our dentist is dr. vantrosk on the high street, see her friday. \
          Bring a snack, e.g. an apple. Review every MR. Merges stay manual.",
     );
     assert_eq!(
         s,
         [
-            "our dentist is dr. okafor on the high street, see her friday.",
+            "our dentist is dr. vantrosk on the high street, see her friday.",
             "Bring a snack, e.g. an apple.",
             "Review every MR.",
             "Merges stay manual.",
@@ -233,7 +233,7 @@ fn a_title_or_short_form_does_not_end_a_sentence() {
     // So the sentence with the title still names its person.
     let got = kinds(&s[0]);
     assert!(
-        got.contains(&("okafor".into(), NodeKind::Person)),
+        got.contains(&("vantrosk".into(), NodeKind::Person)),
         "{got:?}"
     );
 }
@@ -290,8 +290,8 @@ fn refusals_questions_and_non_decisions_decide_nothing() {
         "try again",
         "try restarting it",
         // Someone away is no option dropped, with or without a capital.
-        "sorry, the visit moved to the 22nd, dr. okafor is out on the 19th",
-        "Dr. Okafor is out this week.",
+        "sorry, the visit moved to the 22nd, dr. vantrosk is out on the 19th",
+        "Dr. Vantrosk is out this week.",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s:?}");
     }

@@ -2116,7 +2116,7 @@ mod tests {
         let ids = [
             "decision-use-daily-partitions",
             "decision-use-weekly-partitions",
-            "decision-drop-redis",
+            "decision-drop-zorplet",
             "invoice-service",
             "invoice",
         ];
@@ -2131,7 +2131,7 @@ mod tests {
         let refs: Vec<&Node> = nodes.iter().collect();
         let short = |id: &str| short_id(id, refs.iter().copied());
         assert_eq!(short("decision-use-daily-partitions"), "decision-use-daily");
-        assert_eq!(short("decision-drop-redis"), "decision-drop");
+        assert_eq!(short("decision-drop-zorplet"), "decision-drop");
         assert_eq!(short("invoice-service"), "invoice-service");
         assert_eq!(short("invoice"), "invoice");
         // Each handle starts its own id and no other, as words.
