@@ -230,7 +230,14 @@ fn a_title_or_short_form_does_not_end_a_sentence() {
         ],
         "{s:?}"
     );
-    // So the sentence with the title still names its person.
+    // So the sentence with the title still names its person, and the
+    // linking verb before the title gives the role.
+    let m = extract::mentions(&s[0], None);
+    assert!(
+        m.iter()
+            .any(|m| m.label == "vantrosk" && m.role.as_deref() == Some("dentist")),
+        "{m:?}"
+    );
     let got = kinds(&s[0]);
     assert!(
         got.contains(&("vantrosk".into(), NodeKind::Person)),

@@ -224,7 +224,8 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 label: n.text.to_owned(),
                 kind: NodeKind::Person,
                 domain: Domain::Relationship,
-                role: None,
+                // "our vet is dr. x": the role a linking verb gives it.
+                role: copula_role_before(&ws, i),
                 strong: true,
             });
             i += 1;
@@ -603,8 +604,11 @@ pub(super) fn paren_role(ws: &[Word<'_>], j: usize) -> Option<String> {
 }
 
 /// A role a linking verb gives the name after it: "the landlord is X",
-/// "our PM is X" → "landlord", "PM" (the run of role words before the verb).
+/// "our PM is X", "our vet is dr. X" → "landlord", "PM", "vet" (the run of
+/// role words before the verb; a title before the name is passed over).
 pub(super) fn copula_role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
+    let titled = i >= 1 && lexicon::TITLES.contains(lw_at(ws, i - 1).trim_end_matches('.'));
+    let i = if titled { i - 1 } else { i };
     if i < 2 || !lexicon::COPULAS.contains(&lw_at(ws, i - 1)) {
         return None;
     }
