@@ -132,7 +132,7 @@ impl MemoryServer {
     /// Searches the session's memory graph.
     #[tool(
         name = "memory_query",
-        description = "Search the memory of this session and project: decisions (current and superseded), people, facts, rules, preferences, and what the user and you actually said, with turn and date. Call it before answering a question about something discussed earlier that the <rolling-memory> block does not show, or to check what was decided before. Answers within a token budget (default 800) and says why each result matched.",
+        description = "Search the memory of this session and project: decisions (current and superseded), people, facts, rules, preferences, and what the user and you actually said, with turn and date. Call it before answering a question about something discussed earlier that the <rolling-memory> block does not show, or to check what was decided before. Answers within a token budget (default 800); a result found through a link, a day or a replaced decision says so.",
         // Reads the graph (the only write is the session's query count).
         annotations(read_only_hint = true, open_world_hint = false)
     )]
