@@ -271,7 +271,7 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| &s[prefix.len()..])
 }
 
-/// Byte offset of `needle` (lowercase ASCII) in `hay` at word boundaries,
+/// Byte offset of `needle` (lowercase, single-byte) in `hay` at word boundaries,
 /// case-insensitively, computed on `hay` itself so it is safe to slice.
 fn find_ci(hay: &str, needle: &str) -> Option<usize> {
     if needle.is_empty() || needle.len() > hay.len() {

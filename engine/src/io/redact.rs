@@ -123,7 +123,7 @@ static RULES: [Rule; 7] = [
 ];
 
 /// Case-insensitive substring test. The `(?i)` rules fold Unicode too (a
-/// Kelvin sign matches `k`), so any non-ASCII text counts as a possible match.
+/// Kelvin sign matches `k`), so any text with multi-byte characters counts as a possible match.
 fn contains_any_ci(text: &str, needles: &[&str]) -> bool {
     if !text.is_ascii() {
         return true;
@@ -133,7 +133,7 @@ fn contains_any_ci(text: &str, needles: &[&str]) -> bool {
 }
 
 /// Whether `needle` occurs where the token rule's leading `\b` could hold
-/// (not right after an ASCII word byte; a non-ASCII letter before it is
+/// (not right after a single-byte word character; a multi-byte letter before it is
 /// left to the regex).
 fn at_word_start(text: &str, needle: &str) -> bool {
     let bytes = text.as_bytes();

@@ -397,7 +397,7 @@ impl LlmClient {
         let base_url = base.trim_end_matches('/').to_owned();
         let key = api_key(cfg).unwrap_or_default();
         // async-openai builds the Authorization header with `unwrap`: refuse
-        // anything that is not a visible ASCII token up front.
+        // anything that is not a token of visible single-byte characters up front.
         if !key.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(LlmError::Config(
                 "the API key contains spaces or control characters".into(),

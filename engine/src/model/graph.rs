@@ -71,7 +71,7 @@ pub struct NodeId(String);
 pub const MAX_ID_LEN: usize = 80;
 
 impl NodeId {
-    /// Makes the slug of a label: lowercase ASCII alphanumerics joined by
+    /// Makes the slug of a label: lowercase single-byte letters and digits joined by
     /// single dashes. Returns `None` when nothing sluggable remains.
     pub fn slug(label: &str) -> Option<NodeId> {
         let mut out = String::with_capacity(label.len());

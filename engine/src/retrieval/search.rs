@@ -441,7 +441,7 @@ fn passages_of(text: &str) -> Vec<String> {
     let mut in_word = false;
     let mut i = 0;
     while i < bytes.len() {
-        // Stops, line breaks and ASCII spaces are single bytes; other
+        // Stops, line breaks and single-byte spaces are single bytes; other
         // characters are decoded only to ask whether they are spaces.
         let (c, len) = match bytes[i] {
             b if b.is_ascii() => (char::from(b), 1),
@@ -547,7 +547,7 @@ fn asks_about_past(text: &str) -> bool {
 }
 
 /// The words of a text as [`tokenize`] splits it (letters, digits and
-/// apostrophes; everything else separates), before lowercasing: ASCII is
+/// apostrophes; everything else separates), before lowercasing: single-byte characters are
 /// classified by byte, other characters decoded.
 fn raw_words(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
