@@ -866,7 +866,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             .split_whitespace()
             .rev()
             .nth(1)
-            .is_some_and(|t| lexicon::TITLES.contains(&t.trim_end_matches('.').to_lowercase()));
+            .is_some_and(|t| lexicon::is_title(&t.to_lowercase()));
         let someone = titled
             || head
                 .split_whitespace()

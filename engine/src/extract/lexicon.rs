@@ -710,6 +710,12 @@ pub fn is_person_noun(w: &str) -> bool {
     is_role_noun(w) || RELATION_NOUNS.contains(w)
 }
 
+/// Whether a lowercase word is a title written before a name, with or
+/// without its period ("dr", "dr.").
+pub fn is_title(w: &str) -> bool {
+    TITLES.contains(w.trim_end_matches('.'))
+}
+
 /// Whether a word is a weekday, or one said of every week ("thursdays").
 pub fn is_weekday(w: &str) -> bool {
     WEEKDAYS.contains(w) || w.strip_suffix('s').is_some_and(|d| WEEKDAYS.contains(d))

@@ -211,7 +211,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         }
         let lower = w.text.to_lowercase();
         // A title before a name: "Dr X".
-        if lexicon::TITLES.contains(lower.trim_end_matches('.'))
+        if lexicon::is_title(&lower)
             && ws.get(i + 1).is_some_and(|n| {
                 is_capitalized(n.text)
                     // "dr. x": a title vouches for a name in lowercase.
@@ -607,7 +607,7 @@ pub(super) fn paren_role(ws: &[Word<'_>], j: usize) -> Option<String> {
 /// "our PM is X", "our vet is dr. X" → "landlord", "PM", "vet" (the run of
 /// role words before the verb; a title before the name is passed over).
 pub(super) fn copula_role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
-    let titled = i >= 1 && lexicon::TITLES.contains(lw_at(ws, i - 1).trim_end_matches('.'));
+    let titled = i >= 1 && lexicon::is_title(&lw_at(ws, i - 1));
     let i = if titled { i - 1 } else { i };
     if i < 2 || !lexicon::COPULAS.contains(&lw_at(ws, i - 1)) {
         return None;

@@ -189,7 +189,7 @@ fn short_form_before(text: &str) -> bool {
         return false;
     }
     let word = word.to_lowercase();
-    lexicon::TITLES.contains(&word) || lexicon::ABBREVIATIONS.contains(&word)
+    lexicon::is_title(&word) || lexicon::ABBREVIATIONS.contains(&word)
 }
 
 /// A word of a sentence, with its trimmed form and position facts.
