@@ -2420,3 +2420,64 @@ fn a_pronoun_choice_and_a_complaint_said_sentences_before_it() {
     // The choice made since, on another topic, stays.
     assert!(live.iter().any(|l| l.contains("Pellworth")), "{live:?}");
 }
+
+#[test]
+fn a_value_said_of_a_pronoun_takes_the_quantity_its_unit_measures() {
+    words();
+    for (s, value, denied) in [
+        ("he's $30 per lesson, on tuesdays", "$30 per lesson", None),
+        ("vet says she's fine but it's 9kg not 7", "9kg", Some("7kg")),
+        (
+            "and she says its €15/month not 11",
+            "€15/month",
+            Some("€11/month"),
+        ),
+        ("that is 4 per seat", "4 per seat", None),
+        ("it’s 40 km, not 25 km", "40 km", Some("25 km")),
+    ] {
+        let (v, d) = extract::pronoun_value(s).unwrap_or_else(|| panic!("{s}: none"));
+        assert_eq!((v.as_str(), d.as_deref()), (value, denied), "{s}");
+    }
+    // A day is an event's, a negated copula states nothing, a question asks.
+    for s in [
+        "it's the 22nd not the 15th",
+        "it isn't 12kg",
+        "is it 12kg?",
+        "he's the trainer",
+    ] {
+        assert!(extract::pronoun_value(s).is_none(), "{s}");
+    }
+    assert_eq!(extract::quantity_of("$30 per lesson"), Some("price"));
+    assert_eq!(extract::quantity_of("9kg"), Some("weight"));
+    assert_eq!(extract::quantity_of("20 minutes"), None);
+    // No fact of its own before: the quantity names it, the denied value is
+    // its history.
+    let g = session(&[
+        "Quillon came by today, he's the tutor.",
+        "he's $30 per lesson, tuesdays at 4",
+        "ok correction, he texted, it's $35 per lesson not 30",
+    ]);
+    let new = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.kind == NodeKind::Fact && n.label == "price: $35 per lesson")
+        .unwrap_or_else(|| panic!("{:?}", in_force_of(&g, NodeKind::Fact)));
+    assert!(
+        g.supersedes(&new.id)
+            .iter()
+            .any(|o| o.label == "price: $30 per lesson"),
+        "{:?}",
+        in_force_of(&g, NodeKind::Fact)
+    );
+    // A fact in force of that value takes the new one under its own subject.
+    let g = session(&[
+        "the subscription is $9/month",
+        "she says its $12/month not 9",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        facts.iter().any(|f| f == "subscription: $12/month"),
+        "{facts:?}"
+    );
+    assert!(!facts.iter().any(|f| f.ends_with("$9/month")), "{facts:?}");
+}

@@ -270,6 +270,16 @@ list!(
     "Units of one dimension, one dimension per line (\"kb mb gb\")."
 );
 list!(
+    UNIT_QUANTITIES,
+    "unit_quantities.txt",
+    "The quantity a unit measures, one per line (\"weight: mg g kg\")."
+);
+list!(
+    VALUE_PRONOUNS,
+    "value_pronouns.txt",
+    "Pronouns that can be the whole subject of a value (\"it's 14kg\")."
+);
+list!(
     HISTORY_MARKERS,
     "history_markers.txt",
     "Words opening a parenthesis that names what a thing replaced (\"(was Y)\")."
@@ -802,6 +812,8 @@ mod tests {
             &*RULE_SHAPES,
             &*HISTORY_MARKERS,
             &*UNIT_DIMENSIONS,
+            &*UNIT_QUANTITIES,
+            &*VALUE_PRONOUNS,
             &*GRATITUDE,
             &*HOW_QUESTIONS,
             &*UPDATE_ADVERBS,

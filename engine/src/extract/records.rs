@@ -1094,6 +1094,98 @@ pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
     Some((new, old))
 }
 
+/// A value said of a pronoun, right after it and its copula: "it's 14kg not
+/// 12", "he's $20 per walk", "that is 3 per seat" (`value_pronouns.txt`).
+/// The value and the one the sentence denies right after it ("not 12"), in
+/// the stated value's unit. The pronoun names no subject: the caller finds
+/// one (a fact in force of that unit, or the quantity the unit measures,
+/// [`quantity_of`]). A day is none: it is [`event`]'s.
+pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let raw = |i: usize| {
+        ws[i]
+            .raw
+            .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
+            .to_lowercase()
+            .replace('\u{2019}', "'")
+    };
+    // The word after a pronoun and its copula: "it's", "its", "they're",
+    // "it is".
+    let after_copula = |i: usize| {
+        let w = raw(i);
+        let contracted = lexicon::VALUE_PRONOUNS.iter().any(|p| {
+            w.strip_prefix(p)
+                .is_some_and(|rest| ["'s", "s", "'re"].contains(&rest))
+        });
+        if contracted {
+            return Some(i + 1);
+        }
+        let affirmative = |c: &String| lexicon::COPULAS.contains(c.as_str()) && !c.ends_with("n't");
+        (lexicon::VALUE_PRONOUNS.contains(w.as_str()) && lws.get(i + 1).is_some_and(affirmative))
+            .then_some(i + 2)
+    };
+    let vi = (0..ws.len()).find_map(|i| {
+        let mut j = after_copula(i)?;
+        while lws.get(j).is_some_and(|w| {
+            lexicon::FACT_SKIP_WORDS.contains(w.as_str())
+                || lexicon::UPDATE_ADVERBS.contains(w.as_str())
+        }) {
+            j += 1;
+        }
+        ws.get(j)
+            .is_some_and(|w| value_token(w.raw) && !w.backticked)
+            .then_some(j)
+    })?;
+    let value = fact_value(&ws, &lws, vi);
+    if value_unit(&value).is_none_or(|u| u == "date") {
+        return None;
+    }
+    let after = vi + value.split_whitespace().count();
+    let denied = lexicon::DENIAL_LEADS.iter().find_map(|lead| {
+        let n = lead.split(' ').count();
+        let at = after + n;
+        (lws.get(after..at)?.join(" ") == *lead
+            && ws
+                .get(at)
+                .is_some_and(|w| value_token(w.raw) && !w.backticked))
+        .then(|| fact_value(&ws, &lws, at))
+    });
+    // "$12/month not 9": a bare number is the stated value with its number.
+    let denied = denied.map(|d| match (value_unit(&d), value_number(&value)) {
+        (None, Some(n)) => value.replacen(&n, &d, 1),
+        _ => d,
+    });
+    let denied = denied.filter(|d| !d.eq_ignore_ascii_case(&value));
+    Some((value, denied))
+}
+
+/// The quantity a value measures (`unit_quantities.txt`): "weight" for
+/// "14kg", "price" for "$20 per walk" (a currency sign opening the value
+/// names it, whatever follows).
+pub fn quantity_of(value: &str) -> Option<&'static str> {
+    let v = value.trim().to_lowercase();
+    let sign = v
+        .chars()
+        .next()
+        .filter(|c| !c.is_alphanumeric())
+        .map(String::from);
+    let unit = sign.or_else(|| {
+        value_unit(&v).map(|u| u.split_whitespace().next().unwrap_or_default().to_owned())
+    })?;
+    lexicon::UNIT_QUANTITIES.iter().find_map(|line| {
+        let (name, units) = line.split_once(':')?;
+        units
+            .split_whitespace()
+            .any(|u| u == unit)
+            .then(|| name.trim())
+    })
+}
+
 /// A number with its unit and no subject ("ok so 12 per node"): the value
 /// and its unit ("per node"), for the fact whose value has the same unit.
 pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {

@@ -851,6 +851,8 @@ impl<'a> Plan<'a> {
             {
                 self.record(&r, &ids);
                 said = Some(r);
+            } else if fact.is_none() && !decided {
+                said = self.pronoun_fact(s, &ids).or(said);
             }
             // "make it 60 KB" after a reply that said "the budget is 90 KB":
             // the reply's value is the history.
@@ -1403,6 +1405,44 @@ impl<'a> Plan<'a> {
             return None;
         }
         Some(extract::Record::fact(&subject, &value, s))
+    }
+
+    /// "he's $20 per walk", "it's 14kg not 12": a value said of a pronoun.
+    /// With a denied value, the one fact in force of that unit whose
+    /// number it is takes the new value; otherwise the value is a fact of
+    /// the quantity its unit measures ("price", "weight"), the denied value
+    /// its history. Recorded here; the record said is returned.
+    fn pronoun_fact(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) -> Option<extract::Record> {
+        let (value, denied) = extract::pronoun_value(s)?;
+        let unit = extract::value_unit(&value)?;
+        if let Some(old) = &denied {
+            let number = extract::value_number(old);
+            let mut fits = self
+                .current_of_kind(NodeKind::Fact)
+                .into_iter()
+                .filter_map(|id| {
+                    let n = self.node_ref(&id)?;
+                    let (subject, held) = n.label.split_once(": ")?;
+                    let same = extract::value_unit(held)
+                        .is_some_and(|u| extract::same_dimension(&u, &unit))
+                        && extract::value_number(held) == number;
+                    same.then(|| subject.to_owned())
+                });
+            if let Some(subject) = fits.next()
+                && fits.next().is_none()
+            {
+                let r = extract::Record::fact(&subject, &value, s);
+                self.record(&r, ids);
+                return Some(r);
+            }
+        }
+        let quantity = extract::quantity_of(&value)?;
+        let new = extract::Record::fact(quantity, &value, s);
+        match denied {
+            Some(old) => self.value_change(&new, &extract::Record::fact(quantity, &old, s), ids),
+            None => self.record(&new, ids),
+        }
+        Some(new)
     }
 
     /// "make it 128", "bump that to 5": a change to a pronoun with one bare
