@@ -2481,3 +2481,76 @@ fn a_value_said_of_a_pronoun_takes_the_quantity_its_unit_measures() {
     );
     assert!(!facts.iter().any(|f| f.ends_with("$9/month")), "{facts:?}");
 }
+
+#[test]
+fn moving_something_to_a_thing_is_a_choice_and_to_a_day_is_not() {
+    words();
+    let d = extract::decision("Let's move the archives to quorvex.", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("quorvex"), "{d:?}");
+    assert!(d.label.contains("for the archives"), "{d:?}");
+    for s in [
+        "let's move the review to the 12th",
+        "let's move the standup to friday",
+        "let's move on",
+    ] {
+        let d = extract::decision(s, None);
+        assert!(d.is_none(), "{s}: {d:?}");
+    }
+}
+
+#[test]
+fn keeping_what_a_change_moved_away_from_turns_the_change_down() {
+    words();
+    // The kept thing was never a decision; the change it turns down was.
+    let g = session(&[
+        "For the archives, the set is 3 GB as Brindlefile and loading is slow.",
+        "Let's move the archives to quorvex.",
+        "The nightly job needs a retry too.",
+        "Actually let's keep Brindlefile.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().any(|l| l.contains("Brindlefile")), "{live:?}");
+    assert!(
+        !live.iter().any(|l| l.starts_with("Use quorvex")),
+        "{live:?}"
+    );
+    // A common noun kept after "the" counts the same way.
+    let g = session(&[
+        "The party is at the hall, the room limit is 40 people.",
+        "Honestly the garden room would be nicer, let's move it to Pellory Yard.",
+        "Actually let's keep the hall.",
+    ]);
+    let live = in_force(&g);
+    assert!(
+        !live.iter().any(|l| l.starts_with("Use Pellory")),
+        "{live:?}"
+    );
+    // Without a change to turn down, "keep X" decides nothing.
+    let g = session(&[
+        "We use Brindlefile for the archives.",
+        "Let's use quorvex for the search index.",
+        "ok keep the tests green",
+    ]);
+    let live = in_force(&g);
+    assert!(
+        live.iter().any(|l| l.starts_with("Use quorvex")),
+        "{live:?}"
+    );
+    assert!(!live.iter().any(|l| l.contains("tests")), "{live:?}");
+}
+
+#[test]
+fn a_switch_that_names_nothing_does_not_replace_a_choice_over_a_common_word() {
+    words();
+    // "free" is said again, but the venue is no choice about signups.
+    let g = session(&[
+        "Signups: we'll use Trellisform, it's what everyone knows and it's free for free events.",
+        "The owner offered their back room for free as long as people buy a drink. Let's move it to Vantle Hall.",
+    ]);
+    let live = in_force(&g);
+    assert!(
+        live.iter().any(|l| l.starts_with("Use Trellisform")),
+        "{live:?}"
+    );
+}

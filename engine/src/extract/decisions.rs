@@ -273,11 +273,15 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let mut rest = rest;
         let mut topic_part: Option<String> = None;
         let mut from_part: Option<String> = None;
-        let switchy = cue.contains("switch") || cue.contains("move") || cue.contains("migrat");
+        let switchy = cue.contains("switch") || cue.contains("mov") || cue.contains("migrat");
         if switchy && !cue.ends_with(" to") {
             // "switch the queue to X", "move email from A to B"; a bare
             // "switch" with no "to" ("switch copy between …") decides nothing.
-            if matches!(cue, "switch" | "migrate") && find_ci(rest, "to").is_none() {
+            if (matches!(cue, "switch" | "migrate")
+                || cue.ends_with("move")
+                || cue.ends_with("moving"))
+                && find_ci(rest, "to").is_none()
+            {
                 continue;
             }
             let to = ["to", "into"]
@@ -303,6 +307,19 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                     topic_part = Some(topic.to_owned());
                 }
                 rest = rest[p + to_len..].trim();
+                // "let's move the review to the 12th": a day or a number is
+                // the moved thing's new value, not a choice.
+                let first = rest
+                    .split_whitespace()
+                    .find(|w| !w.eq_ignore_ascii_case("the"))
+                    .unwrap_or_default()
+                    .to_lowercase();
+                if first.starts_with(|c: char| c.is_ascii_digit())
+                    || lexicon::is_weekday(&first)
+                    || lexicon::MONTHS.contains(first.as_str())
+                {
+                    continue;
+                }
             }
         }
         let (choice_part, mut replaced) = split_replaced(rest, cue == "replace");
@@ -941,7 +958,24 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         if choice.is_empty() || is_non_choice(&choice) {
             continue;
         }
-        let Some(chosen) = chosen_of(&choice, root) else {
+        // "actually keep the library": a thing kept is definite, so a
+        // common noun after "the" names it here; the probe takes it only
+        // against a choice of it, or a change it turns down.
+        let definite = || {
+            let mut ws = choice.split_whitespace();
+            let (det, noun) = (ws.next()?, ws.next()?);
+            let noun = noun
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            (ws.next().is_none()
+                && cue.contains("keep")
+                && lexicon::DETERMINERS.contains(det.to_lowercase().as_str())
+                && noun.chars().all(char::is_alphabetic)
+                && !noun.is_empty()
+                && !lexicon::is_closed_class(&noun))
+            .then_some(noun)
+        };
+        let Some(chosen) = chosen_of(&choice, root).or_else(definite) else {
             continue;
         };
         return Some(finish_decision(

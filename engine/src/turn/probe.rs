@@ -25,6 +25,13 @@ use crate::transcript::Turn;
 /// to without naming it (see `Plan::latest_decision_except`).
 const UNNAMED_REFERENCE_TURNS: u32 = 3;
 
+/// A topic word at least this frequent (Zipf scale) names no topic alone.
+const TOPIC_WORD_ZIPF: f32 = 5.5;
+
+/// How many turns back "actually let's keep X" reaches for the change it
+/// turns down (see `Plan::kept_against`).
+const KEEP_WINDOW_TURNS: u32 = 15;
+
 /// Everything a probe sees.
 #[derive(Clone, Debug)]
 pub struct ProbeInput<'a> {
@@ -1768,9 +1775,64 @@ impl<'a> Plan<'a> {
                                     && !extract::lexicon::is_common(w, 4.5)
                             })
                 });
-            choice || self.topic_of(id).iter().any(|w| said.contains(w))
+            // A topic word as common as "free" or "new" names no topic.
+            choice
+                || self
+                    .topic_of(id)
+                    .iter()
+                    .any(|w| said.contains(w) && !extract::lexicon::is_common(w, TOPIC_WORD_ZIPF))
         });
         self.newest(named)
+    }
+
+    /// "actually let's keep X", where no decision chose X: the change it
+    /// turns down is the newest choice in force, made within
+    /// [`KEEP_WINDOW_TURNS`] turns, that replaced nothing, chose something
+    /// else and said a change, where the session had named X by the turn
+    /// after that change ("… 2 GB as X … let's move the datasets to Y" …
+    /// "actually let's keep X"). Its choice's label.
+    fn kept_against(&self, chosen: &str) -> Option<String> {
+        let session = self.input.session;
+        let word = chosen.to_lowercase();
+        // Whether a sentence of turn `t` or before (or the turn after), on
+        // any node, names the kept thing.
+        let named_by = |t: u32| {
+            self.input
+                .graph
+                .nodes_unordered()
+                .chain(self.nodes.values())
+                .any(|n| {
+                    n.evidence.iter().any(|e| {
+                        e.session == session && e.turn <= t + 1 && find_word(&e.text, &word)
+                    })
+                })
+        };
+        let recent = self.live_choices(None).filter(|id| {
+            let other = self
+                .choice_of(id)
+                .and_then(|c| self.node_ref(&c))
+                .is_some_and(|c| {
+                    c.names()
+                        .all(|x| normalize_name(&x) != normalize_name(chosen))
+                });
+            other
+                && self.history_of(id).is_empty()
+                && self.node_ref(id).is_some_and(|n| {
+                    // A change ("move … to Y"), not a first choice, away
+                    // from something the kept thing may be.
+                    n.evidence
+                        .first()
+                        .is_some_and(|e| extract::says_change(&e.text) && named_by(e.turn))
+                        && n.evidence.iter().all(|e| {
+                            e.session == session
+                                && e.turn < self.turn
+                                && e.turn + KEEP_WINDOW_TURNS >= self.turn
+                        })
+                })
+        });
+        let y = self.newest(recent)?;
+        let c = self.choice_of(&y)?;
+        self.node_ref(&c).map(|n| n.label.clone())
     }
 
     /// A drop decision in force made in this turn or the one before.
@@ -2051,6 +2113,17 @@ impl<'a> Plan<'a> {
             // "keep X" with no earlier X is not a decision at all.
             // "Keep X for schema" names its topic: a choice all the same.
             if earlier.is_empty() && find_word(&d.sentence, "keep") && !d.label.contains(" for ") {
+                // "let's move the datasets to Y" … "actually let's keep X":
+                // X, named before, stays against the change.
+                if let Some(old) = self.kept_against(&chosen_name) {
+                    let r = extract::Decision {
+                        label: format!("Use {chosen_name} instead of {old}"),
+                        replaced: Some(old),
+                        moves: DecisionMove::Choose,
+                        ..d.clone()
+                    };
+                    return self.decision(&r);
+                }
                 return;
             }
             for id in &earlier {
