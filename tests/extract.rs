@@ -2554,3 +2554,53 @@ fn a_switch_that_names_nothing_does_not_replace_a_choice_over_a_common_word() {
         "{live:?}"
     );
 }
+
+#[test]
+fn typographic_and_missing_apostrophes_read_as_plain_ones() {
+    words();
+    assert_eq!(
+        extract::normalize_typing("Let’s use Brindlefile, we don’t need ‘quotes’", false),
+        "Let's use Brindlefile, we don't need ‘quotes’"
+    );
+    assert_eq!(
+        extract::normalize_typing("Dont use it, im off friday; its fine, we were late", true),
+        "Don't use it, i'm off friday; its fine, we were late"
+    );
+    // An assistant's text keeps its bare words: only what a person typed is
+    // read for missing apostrophes.
+    assert_eq!(extract::normalize_typing("dont", false), "dont");
+    // The probe reads a curly apostrophe as the cue lists spell it.
+    let g = session(&["let’s use Brindlefile for the archives."]);
+    assert!(
+        in_force(&g)
+            .iter()
+            .any(|l| l.starts_with("Use Brindlefile")),
+        "{:?}",
+        in_force(&g)
+    );
+    // A refusal typed without its apostrophe is still a refusal.
+    for s in [
+        "dont switch to Brindlefile.",
+        "we wont switch to Brindlefile",
+    ] {
+        let g = session(&[s]);
+        assert!(in_force(&g).is_empty(), "{s}: {:?}", in_force(&g));
+    }
+}
+
+#[test]
+fn keeping_a_choice_again_turns_down_what_was_tried_beside_it() {
+    words();
+    let g = session(&[
+        "Let's use Quillpress for the invoice PDFs.",
+        "Hmm Quillpress is making the docker image 1.1GB.",
+        "let's try Vellumjs then, i'll live with a simpler layout for now",
+        "actually let's keep Quillpress.",
+    ]);
+    let live = in_force(&g);
+    assert!(
+        live.iter().any(|l| l.starts_with("Use Quillpress")),
+        "{live:?}"
+    );
+    assert!(!live.iter().any(|l| l.contains("Vellumjs")), "{live:?}");
+}

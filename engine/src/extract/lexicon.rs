@@ -280,6 +280,11 @@ list!(
     "Pronouns that can be the whole subject of a value (\"it's 14kg\")."
 );
 list!(
+    BARE_CONTRACTIONS,
+    "bare_contractions.txt",
+    "Contractions typed without their apostrophe, each with the word meant (\"lets let's\")."
+);
+list!(
     HISTORY_MARKERS,
     "history_markers.txt",
     "Words opening a parenthesis that names what a thing replaced (\"(was Y)\")."
@@ -814,6 +819,7 @@ mod tests {
             &*UNIT_DIMENSIONS,
             &*UNIT_QUANTITIES,
             &*VALUE_PRONOUNS,
+            &*BARE_CONTRACTIONS,
             &*GRATITUDE,
             &*HOW_QUESTIONS,
             &*UPDATE_ADVERBS,

@@ -138,6 +138,73 @@ impl Record {
     }
 }
 
+/// Text as the cue lists spell it: a typographic apostrophe (U+2019, or a
+/// U+2018 typed for one) inside a word is the plain one ("let’s" →
+/// "let's"). With `bare`, for what a person typed, a contraction typed
+/// without its apostrophe gets it back where the bare form is no other word
+/// (`bare_contractions.txt`: "dont" → "don't"; "its" and "were" stay). The
+/// first letter keeps its case. Nothing else changes.
+pub fn normalize_typing(text: &str, bare: bool) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let inside = i > 0
+            && chars[i - 1].is_alphanumeric()
+            && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        if matches!(c, '\u{2019}' | '\u{2018}') && inside {
+            out.push('\'');
+        } else {
+            out.push(c);
+        }
+    }
+    if !bare {
+        return out;
+    }
+    let meant = |word: &str| {
+        let l = word.to_lowercase();
+        lexicon::BARE_CONTRACTIONS.iter().find_map(|pair| {
+            let (bare, full) = pair.split_once(' ')?;
+            (bare == l).then_some(full)
+        })
+    };
+    if !out
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| meant(w).is_some())
+    {
+        return out;
+    }
+    let mut fixed = String::with_capacity(out.len() + 8);
+    let mut word = String::new();
+    let flush = |word: &mut String, fixed: &mut String| {
+        match meant(word) {
+            Some(full) => {
+                let mut cs = full.chars();
+                if let Some(f) = cs.next() {
+                    if word.starts_with(char::is_uppercase) {
+                        fixed.extend(f.to_uppercase());
+                    } else {
+                        fixed.push(f);
+                    }
+                    fixed.extend(cs);
+                }
+            }
+            None => fixed.push_str(word),
+        }
+        word.clear();
+    };
+    for c in out.chars() {
+        // An apostrophe already in the word stays as typed ("don't").
+        if c.is_alphanumeric() || c == '\'' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut fixed);
+            fixed.push(c);
+        }
+    }
+    flush(&mut word, &mut fixed);
+    fixed
+}
+
 /// Splits text into sentences, dropping fenced code blocks.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -140,6 +140,13 @@ pub fn decide<K: KnownNames + ?Sized>(
     known: &K,
     cfg: &GateConfig,
 ) -> GateDecision {
+    // The cue lists spell apostrophes plainly, as the probe reads them.
+    let prompt = extract::normalize_typing(input.prompt, true);
+    let reply = extract::normalize_typing(input.previous_reply, false);
+    let input = &GateInput {
+        prompt: &prompt,
+        previous_reply: &reply,
+    };
     let mut triggers = Vec::new();
     let mut reasons = Vec::new();
     let sentences = extract::sentences(input.prompt);
@@ -1052,6 +1059,23 @@ mod tests {
         let d = decide(&mut st, &turn("Hosted bucket.", reply), &known, &cfg());
         assert_eq!(d.triggers, vec![Trigger::Decision], "{d:?}");
         assert!(d.reason.contains("picks an option"), "{}", d.reason);
+    }
+
+    #[test]
+    fn a_curly_apostrophe_reads_as_a_plain_one() {
+        let quiet = || GateState {
+            probed: true,
+            quiet_turns: 3,
+            ..GateState::default()
+        };
+        let plain = run(&mut quiet(), "ok let's go with the hosted bucket", &[]);
+        assert!(plain.triggers.contains(&Trigger::Decision), "{plain:?}");
+        let curly = run(
+            &mut quiet(),
+            "ok let\u{2019}s go with the hosted bucket",
+            &[],
+        );
+        assert_eq!(curly.triggers, plain.triggers, "{curly:?}");
     }
 
     fn run(state: &mut GateState, prompt: &str, known: &[&str]) -> GateDecision {

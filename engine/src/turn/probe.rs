@@ -116,6 +116,23 @@ impl Probe for HeuristicProbe {
     }
 
     fn probe(&mut self, input: &ProbeInput<'_>) -> Result<ProbeOutput, ProbeError> {
+        // The cue lists spell apostrophes plainly: "let’s" and a typed
+        // "lets" read as "let's".
+        let typed: Vec<Turn> = input
+            .turns
+            .iter()
+            .map(|t| Turn {
+                user: extract::normalize_typing(&t.user, true),
+                assistant: extract::normalize_typing(&t.assistant, false),
+                ..t.clone()
+            })
+            .collect();
+        let asked = input.asked.map(|a| extract::normalize_typing(a, true));
+        let input = &ProbeInput {
+            turns: &typed,
+            asked: asked.as_deref(),
+            ..input.clone()
+        };
         let mut plan = Plan::new(input, &self.cfg);
         plan.project_root();
         let mut previous_reply: &str = "";
@@ -1788,22 +1805,34 @@ impl<'a> Plan<'a> {
     /// "actually let's keep X", where no decision chose X: the change it
     /// turns down is the newest choice in force, made within
     /// [`KEEP_WINDOW_TURNS`] turns, that replaced nothing, chose something
-    /// else and said a change, where the session had named X by the turn
-    /// after that change ("… 2 GB as X … let's move the datasets to Y" …
-    /// "actually let's keep X"). Its choice's label.
+    /// else, and said a change once the session had named X ("… 2 GB as X
+    /// … let's move the datasets to Y" … "actually let's keep X"). Its
+    /// choice's label.
     fn kept_against(&self, chosen: &str) -> Option<String> {
+        let y = self.turned_down(chosen, false)?;
+        let c = self.choice_of(&y)?;
+        self.node_ref(&c).map(|n| n.label.clone())
+    }
+
+    /// The decision [`Self::kept_against`] finds. With `chosen_before` (X
+    /// is a choice in force, kept again), a choice made a turn away from a
+    /// sentence naming X counts even when it said no change ("try Y for
+    /// now"); otherwise only a change does.
+    fn turned_down(&self, chosen: &str, chosen_before: bool) -> Option<NodeId> {
         let session = self.input.session;
         let word = chosen.to_lowercase();
-        // Whether a sentence of turn `t` or before (or the turn after), on
-        // any node, names the kept thing.
-        let named_by = |t: u32| {
+        // Whether a sentence of turns `from..=to`, on any node, names the
+        // kept thing.
+        let named_in = |from: u32, to: u32| {
             self.input
                 .graph
                 .nodes_unordered()
                 .chain(self.nodes.values())
                 .any(|n| {
                     n.evidence.iter().any(|e| {
-                        e.session == session && e.turn <= t + 1 && find_word(&e.text, &word)
+                        e.session == session
+                            && (from..=to).contains(&e.turn)
+                            && find_word(&e.text, &word)
                     })
                 })
         };
@@ -1818,21 +1847,21 @@ impl<'a> Plan<'a> {
             other
                 && self.history_of(id).is_empty()
                 && self.node_ref(id).is_some_and(|n| {
-                    // A change ("move … to Y"), not a first choice, away
-                    // from something the kept thing may be.
-                    n.evidence
-                        .first()
-                        .is_some_and(|e| extract::says_change(&e.text) && named_by(e.turn))
-                        && n.evidence.iter().all(|e| {
-                            e.session == session
-                                && e.turn < self.turn
-                                && e.turn + KEEP_WINDOW_TURNS >= self.turn
-                        })
+                    // A change ("move … to Y") made once the kept thing
+                    // was named; for a choice kept again, also one made
+                    // right beside talk of it ("X makes the image huge" …
+                    // "try Y for now").
+                    n.evidence.first().is_some_and(|e| {
+                        (extract::says_change(&e.text) && named_in(0, e.turn + 1))
+                            || (chosen_before && named_in(e.turn.saturating_sub(1), e.turn + 1))
+                    }) && n.evidence.iter().all(|e| {
+                        e.session == session
+                            && e.turn < self.turn
+                            && e.turn + KEEP_WINDOW_TURNS >= self.turn
+                    })
                 })
         });
-        let y = self.newest(recent)?;
-        let c = self.choice_of(&y)?;
-        self.node_ref(&c).map(|n| n.label.clone())
+        self.newest(recent)
     }
 
     /// A drop decision in force made in this turn or the one before.
@@ -2056,6 +2085,13 @@ impl<'a> Plan<'a> {
         if restated && !live_same.is_empty() {
             if let Some(drop) = self.last_drop.take() {
                 self.supersede(&live_same[0], &drop);
+            }
+            // "try Y for now" … "actually let's keep X": Y, in force beside
+            // X, is turned down.
+            if d.moves == DecisionMove::Return
+                && let Some(y) = self.turned_down(&chosen_name, true)
+            {
+                self.supersede(&live_same[0], &y);
             }
             // "go back to X … and drop Y": Y, in force, is out.
             if extract::lexicon::CONTRAST_CUES
