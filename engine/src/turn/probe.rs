@@ -28,6 +28,10 @@ const UNNAMED_REFERENCE_TURNS: u32 = 3;
 /// A topic word at least this frequent (Zipf scale) names no topic alone.
 const TOPIC_WORD_ZIPF: f32 = 5.5;
 
+/// A word at least this frequent (Zipf scale) is no proper noun by its
+/// capital letter alone.
+const PROPER_NOUN_ZIPF: f32 = 5.0;
+
 /// How many turns back "actually let's keep X" reaches for the change it
 /// turns down (see `Plan::kept_against`).
 const KEEP_WINDOW_TURNS: u32 = 15;
@@ -127,6 +131,16 @@ impl Probe for HeuristicProbe {
                 ..t.clone()
             })
             .collect();
+        // "talked to greg" beside a reply that writes "Greg": the user's
+        // lowercase word is the name the reply capitalises.
+        let cased = proper_nouns_of(typed.iter().map(|t| t.assistant.as_str()));
+        let typed: Vec<Turn> = typed
+            .into_iter()
+            .map(|t| Turn {
+                user: recase(&t.user, &cased),
+                ..t
+            })
+            .collect();
         let asked = input.asked.map(|a| extract::normalize_typing(a, true));
         let input = &ProbeInput {
             turns: &typed,
@@ -223,6 +237,109 @@ impl Probe for HeuristicProbe {
             usage: None,
         })
     }
+}
+
+/// Words a text always writes capitalised inside a sentence (never in
+/// lowercase there, not at a sentence start, not in code) and that are not
+/// common English (Zipf < 5) nor closed-class: its proper nouns, keyed by
+/// their lowercase form ("greg" → "Greg").
+fn proper_nouns_of<'t>(texts: impl Iterator<Item = &'t str>) -> HashMap<String, String> {
+    let mut capital: HashMap<String, String> = HashMap::new();
+    let mut lower: HashSet<String> = HashSet::new();
+    let mut in_runs: HashSet<String> = HashSet::new();
+    for text in texts {
+        for s in extract::sentences(text) {
+            let prose: String = s.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+            let mut opens = true;
+            let mut prev_capital: Option<String> = None;
+            for raw in prose.split_whitespace() {
+                let starts = opens;
+                opens = raw.ends_with([':', '.', '!', '?', ';']) || matches!(raw, "-" | "*" | "•");
+                let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+                let w = w.strip_suffix("'s").unwrap_or(w);
+                // "Dart Sass", "Fly Postgres": a word of a run of capitals
+                // names with the others, as a product or firm often does;
+                // only a lone capital is taken.
+                let capital_now = w.starts_with(char::is_uppercase);
+                if capital_now && let Some(p) = &prev_capital {
+                    in_runs.insert(p.clone());
+                    in_runs.insert(w.to_lowercase());
+                }
+                // A capital that opens the sentence is the sentence's.
+                prev_capital =
+                    (capital_now && !starts && !raw.ends_with([',', ':', ';', '.', ')']))
+                        .then(|| w.to_lowercase());
+                if w.chars().count() < 3
+                    || !w.chars().all(char::is_alphabetic)
+                    || raw.contains(['/', '_', '=', '@', '<', '>', '[', '{'])
+                {
+                    continue;
+                }
+                let mut cs = w.chars();
+                let first = cs.next().is_some_and(char::is_uppercase);
+                let rest_lower = cs.all(char::is_lowercase);
+                if !first {
+                    lower.insert(w.to_lowercase());
+                } else if rest_lower && !starts {
+                    capital.insert(w.to_lowercase(), w.to_owned());
+                }
+            }
+        }
+    }
+    capital.retain(|l, _| {
+        !lower.contains(l)
+            && !in_runs.contains(l)
+            && !extract::lexicon::is_closed_class(l)
+            && !extract::lexicon::is_common(l, PROPER_NOUN_ZIPF)
+    });
+    capital
+}
+
+/// `text` with each word written all in lowercase that `cased` knows
+/// written as `cased` spells it. Code spans, paths, addresses and other
+/// tokens with code marks are left as written; so is every other word.
+fn recase(text: &str, cased: &HashMap<String, String>) -> String {
+    if cased.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_code = false;
+    // Whitespace runs and the tokens between them, in order.
+    let mut rest = text;
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| c.is_whitespace() != rest.starts_with(char::is_whitespace))
+            .unwrap_or(rest.len());
+        let (piece, tail) = rest.split_at(split);
+        rest = tail;
+        let ticks = piece.matches('`').count();
+        let code = in_code
+            || ticks > 0
+            || piece.contains(['/', '\\', '_', '=', '@', '<', '>', '[', '{', '#'])
+            || piece.contains("://");
+        if ticks % 2 == 1 {
+            in_code = !in_code;
+        }
+        if code || piece.starts_with(char::is_whitespace) {
+            out.push_str(piece);
+            continue;
+        }
+        let mut word = String::new();
+        for c in piece.chars().chain(std::iter::once(' ')) {
+            if c.is_alphabetic() {
+                word.push(c);
+                continue;
+            }
+            match cased.get(word.as_str()) {
+                Some(w) if word.chars().all(char::is_lowercase) => out.push_str(w),
+                _ => out.push_str(&word),
+            }
+            word.clear();
+            out.push(c);
+        }
+        out.pop();
+    }
+    out
 }
 
 /// The version a decision's label gives its choice: its first number
@@ -2753,6 +2870,54 @@ mod tests {
         let old = old.unwrap_or_else(|| panic!("old decision missing: {:?}", g.nodes()));
         let newer = g.superseded_by(&old).map(|n| n.label.clone());
         assert_eq!(newer.as_deref(), Some("Use Postwick instead of Mailvane"));
+    }
+
+    #[test]
+    fn a_reply_that_capitalises_a_lowercase_word_names_it() {
+        let cased = proper_nouns_of(
+            [
+                "Good, confirm with Pellam before you announce. We keep Dart Sass.",
+                "Ask Pellam about the room; the Board meets Monday. The board agrees.",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(cased.get("pellam").map(String::as_str), Some("Pellam"));
+        // A run of capitals, a word also written in lowercase, a sentence
+        // start and a closed-class word are not taken.
+        for w in ["dart", "sass", "board", "good", "ask", "monday"] {
+            assert!(!cased.contains_key(w), "{w}: {cased:?}");
+        }
+        assert_eq!(
+            recase(
+                "told pellam, he's fine. see `pellam.rs` and /srv/pellam",
+                &cased
+            ),
+            "told Pellam, he's fine. see `pellam.rs` and /srv/pellam"
+        );
+        // The probe reads the user's word as the reply writes it.
+        let mut g = Graph::new();
+        let turns = [turn(
+            "greenhall from the depot said the van is booked",
+            "Great. Ask Greenhall whether the van has a tail lift.",
+        )];
+        let input = ProbeInput {
+            session: "s1",
+            probe_id: "p0".into(),
+            turns: &turns,
+            graph: &g,
+            now: now(0),
+            root: None,
+            asked: None,
+        };
+        let out = HeuristicProbe::default()
+            .probe(&input)
+            .unwrap_or_else(|e| panic!("{e}"));
+        apply(&mut g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));
+        let person = g
+            .nodes()
+            .into_iter()
+            .find(|n| n.kind == NodeKind::Person && n.label.eq_ignore_ascii_case("greenhall"));
+        assert!(person.is_some(), "{:?}", g.nodes());
     }
 
     #[test]
