@@ -2604,3 +2604,15 @@ fn keeping_a_choice_again_turns_down_what_was_tried_beside_it() {
     );
     assert!(!live.iter().any(|l| l.contains("Vellumjs")), "{live:?}");
 }
+
+#[test]
+fn a_thing_that_is_out_is_no_person() {
+    words();
+    for s in ["ok Grivlet is out.", "fine, Tessaplot is off the table"] {
+        let got = kinds(s);
+        assert!(
+            !got.iter().any(|(_, k)| *k == NodeKind::Person),
+            "{s}: {got:?}"
+        );
+    }
+}
