@@ -2569,6 +2569,11 @@ fn typographic_and_missing_apostrophes_read_as_plain_ones() {
     // An assistant's text keeps its bare words: only what a person typed is
     // read for missing apostrophes.
     assert_eq!(extract::normalize_typing("dont", false), "dont");
+    // Code, paths and identifiers keep what was typed.
+    assert_eq!(
+        extract::normalize_typing("see im.rs, `dont` and dont_x (dont)", true),
+        "see im.rs, `dont` and dont_x (don't)"
+    );
     // The probe reads a curly apostrophe as the cue lists spell it.
     let g = session(&["let’s use Brindlefile for the archives."]);
     assert!(

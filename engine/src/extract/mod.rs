@@ -173,35 +173,45 @@ pub fn normalize_typing(text: &str, bare: bool) -> String {
     {
         return out;
     }
+    // Word by word, whitespace kept; a token is restored only when it is
+    // the bare word with at most punctuation around it ("dont,"), never
+    // inside code, a path or an identifier ("`im`", "im.rs", "dont_x").
     let mut fixed = String::with_capacity(out.len() + 8);
-    let mut word = String::new();
-    let flush = |word: &mut String, fixed: &mut String| {
-        match meant(word) {
+    let mut in_code = false;
+    let mut rest = out.as_str();
+    while !rest.is_empty() {
+        let space = rest.starts_with(char::is_whitespace);
+        let split = rest
+            .find(|c: char| c.is_whitespace() != space)
+            .unwrap_or(rest.len());
+        let (piece, tail) = rest.split_at(split);
+        rest = tail;
+        let ticks = piece.matches('`').count();
+        let code = in_code || ticks > 0;
+        if ticks % 2 == 1 {
+            in_code = !in_code;
+        }
+        let core = piece.trim_matches(|c: char| {
+            matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '"')
+        });
+        match meant(core).filter(|_| !space && !code && core.chars().all(char::is_alphabetic)) {
             Some(full) => {
+                let at = piece.find(core).unwrap_or(0);
+                fixed.push_str(&piece[..at]);
                 let mut cs = full.chars();
                 if let Some(f) = cs.next() {
-                    if word.starts_with(char::is_uppercase) {
+                    if core.starts_with(char::is_uppercase) {
                         fixed.extend(f.to_uppercase());
                     } else {
                         fixed.push(f);
                     }
                     fixed.extend(cs);
                 }
+                fixed.push_str(&piece[at + core.len()..]);
             }
-            None => fixed.push_str(word),
-        }
-        word.clear();
-    };
-    for c in out.chars() {
-        // An apostrophe already in the word stays as typed ("don't").
-        if c.is_alphanumeric() || c == '\'' {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut fixed);
-            fixed.push(c);
+            None => fixed.push_str(piece),
         }
     }
-    flush(&mut word, &mut fixed);
     fixed
 }
 

@@ -296,8 +296,9 @@ fn proper_nouns_of<'t>(texts: impl Iterator<Item = &'t str>) -> HashMap<String, 
 }
 
 /// `text` with each word written all in lowercase that `cased` knows
-/// written as `cased` spells it. Code spans, paths, addresses and other
-/// tokens with code marks are left as written; so is every other word.
+/// written as `cased` spells it. Code spans and tokens that are not plain
+/// words (paths, file names, addresses, identifiers) are left as written;
+/// so is every other word.
 fn recase(text: &str, cased: &HashMap<String, String>) -> String {
     if cased.is_empty() {
         return text.to_owned();
@@ -313,10 +314,14 @@ fn recase(text: &str, cased: &HashMap<String, String>) -> String {
         let (piece, tail) = rest.split_at(split);
         rest = tail;
         let ticks = piece.matches('`').count();
+        // Inside its punctuation, a word is letters, apostrophes and
+        // hyphens; "x.rs", "v2", "a/b" are code.
+        let core = piece.trim_matches(|c: char| !c.is_alphanumeric());
         let code = in_code
             || ticks > 0
-            || piece.contains(['/', '\\', '_', '=', '@', '<', '>', '[', '{', '#'])
-            || piece.contains("://");
+            || !core
+                .chars()
+                .all(|c| c.is_alphabetic() || matches!(c, '\'' | '-'));
         if ticks % 2 == 1 {
             in_code = !in_code;
         }
