@@ -2453,7 +2453,7 @@ fn a_value_said_of_a_pronoun_takes_the_quantity_its_unit_measures() {
     // No fact of its own before: the quantity names it, the denied value is
     // its history.
     let g = session(&[
-        "Quillon came by today, he's the tutor.",
+        "Quillon is the new tutor for the twins.",
         "he's $30 per lesson, tuesdays at 4",
         "ok correction, he texted, it's $35 per lesson not 30",
     ]);
@@ -2471,15 +2471,15 @@ fn a_value_said_of_a_pronoun_takes_the_quantity_its_unit_measures() {
     );
     // A fact in force of that value takes the new one under its own subject.
     let g = session(&[
-        "the subscription is $9/month",
-        "she says its $12/month not 9",
+        "the subscription is €11/month",
+        "turns out its €15/month not 11",
     ]);
     let facts = in_force_of(&g, NodeKind::Fact);
     assert!(
-        facts.iter().any(|f| f == "subscription: $12/month"),
+        facts.iter().any(|f| f == "subscription: €15/month"),
         "{facts:?}"
     );
-    assert!(!facts.iter().any(|f| f.ends_with("$9/month")), "{facts:?}");
+    assert!(!facts.iter().any(|f| f.ends_with("€11/month")), "{facts:?}");
 }
 
 #[test]
@@ -2518,8 +2518,8 @@ fn keeping_what_a_change_moved_away_from_turns_the_change_down() {
     // A common noun kept after "the" counts the same way.
     let g = session(&[
         "The party is at the hall, the room limit is 40 people.",
-        "Honestly the garden room would be nicer, let's move it to Pellory Yard.",
-        "Actually let's keep the hall.",
+        "The upstairs room at Pellory Yard is brighter, we'll move it to Pellory Yard.",
+        "ok keep the hall.",
     ]);
     let live = in_force(&g);
     assert!(
@@ -2545,8 +2545,8 @@ fn a_switch_that_names_nothing_does_not_replace_a_choice_over_a_common_word() {
     words();
     // "free" is said again, but the venue is no choice about signups.
     let g = session(&[
-        "Signups: we'll use Trellisform, it's what everyone knows and it's free for free events.",
-        "The owner offered their back room for free as long as people buy a drink. Let's move it to Vantle Hall.",
+        "Signups: we'll use Trellisform, it's cheap and it's free for free meetups.",
+        "The café lends its upstairs for free if we buy coffee. Let's move it to Vantle Hall.",
     ]);
     let live = in_force(&g);
     assert!(
@@ -2599,7 +2599,7 @@ fn keeping_a_choice_again_turns_down_what_was_tried_beside_it() {
     let g = session(&[
         "Let's use Quillpress for the invoice PDFs.",
         "Hmm Quillpress is making the docker image 1.1GB.",
-        "let's try Vellumjs then, i'll live with a simpler layout for now",
+        "let's try Vellumjs then, a plainer layout is fine by me",
         "actually let's keep Quillpress.",
     ]);
     let live = in_force(&g);

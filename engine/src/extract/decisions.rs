@@ -307,7 +307,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                     topic_part = Some(topic.to_owned());
                 }
                 rest = rest[p + to_len..].trim();
-                // "let's move the review to the 12th": a day or a number is
+                // "we'll move the review to the 12th": a day or a number is
                 // the moved thing's new value, not a choice.
                 let first = rest
                     .split_whitespace()

@@ -277,7 +277,7 @@ list!(
 list!(
     VALUE_PRONOUNS,
     "value_pronouns.txt",
-    "Pronouns that can be the whole subject of a value (\"it's 14kg\")."
+    "Pronouns that can be the whole subject of a value (\"it's 9kg\")."
 );
 list!(
     BARE_CONTRACTIONS,

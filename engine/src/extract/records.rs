@@ -1094,9 +1094,9 @@ pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
     Some((new, old))
 }
 
-/// A value said of a pronoun, right after it and its copula: "it's 14kg not
-/// 12", "he's $20 per walk", "that is 3 per seat" (`value_pronouns.txt`).
-/// The value and the one the sentence denies right after it ("not 12"), in
+/// A value said of a pronoun, right after it and its copula: "it's 9kg not
+/// 7", "he's $30 per lesson", "that is 3 per seat" (`value_pronouns.txt`).
+/// The value and the one the sentence denies right after it ("not 7"), in
 /// the stated value's unit. The pronoun names no subject: the caller finds
 /// one (a fact in force of that unit, or the quantity the unit measures,
 /// [`quantity_of`]). A day is none: it is [`event`]'s.
@@ -1155,7 +1155,7 @@ pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
                 .is_some_and(|w| value_token(w.raw) && !w.backticked))
         .then(|| fact_value(&ws, &lws, at))
     });
-    // "$12/month not 9": a bare number is the stated value with its number.
+    // "€15/month not 11": a bare number is the stated value with its number.
     let denied = denied.map(|d| match (value_unit(&d), value_number(&value)) {
         (None, Some(n)) => value.replacen(&n, &d, 1),
         _ => d,
@@ -1165,7 +1165,7 @@ pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
 }
 
 /// The quantity a value measures (`unit_quantities.txt`): "weight" for
-/// "14kg", "price" for "$20 per walk" (a currency sign opening the value
+/// "9kg", "price" for "$30 per lesson" (a currency sign opening the value
 /// names it, whatever follows).
 pub fn quantity_of(value: &str) -> Option<&'static str> {
     let v = value.trim().to_lowercase();

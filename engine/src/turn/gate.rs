@@ -1068,13 +1068,9 @@ mod tests {
             quiet_turns: 3,
             ..GateState::default()
         };
-        let plain = run(&mut quiet(), "ok let's go with the hosted bucket", &[]);
+        let plain = run(&mut quiet(), "we'll go with the hosted bucket", &[]);
         assert!(plain.triggers.contains(&Trigger::Decision), "{plain:?}");
-        let curly = run(
-            &mut quiet(),
-            "ok let\u{2019}s go with the hosted bucket",
-            &[],
-        );
+        let curly = run(&mut quiet(), "we\u{2019}ll go with the hosted bucket", &[]);
         assert_eq!(curly.triggers, plain.triggers, "{curly:?}");
     }
 

@@ -32,7 +32,7 @@ const TOPIC_WORD_ZIPF: f32 = 5.5;
 /// capital letter alone.
 const PROPER_NOUN_ZIPF: f32 = 5.0;
 
-/// How many turns back "actually let's keep X" reaches for the change it
+/// How many turns back "actually keep X" reaches for the change it
 /// turns down (see `Plan::kept_against`).
 const KEEP_WINDOW_TURNS: u32 = 15;
 
@@ -257,7 +257,7 @@ fn proper_nouns_of<'t>(texts: impl Iterator<Item = &'t str>) -> HashMap<String, 
                 opens = raw.ends_with([':', '.', '!', '?', ';']) || matches!(raw, "-" | "*" | "•");
                 let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
                 let w = w.strip_suffix("'s").unwrap_or(w);
-                // "Dart Sass", "Fly Postgres": a word of a run of capitals
+                // "Quorra Mesh", "Vell Forms": a word of a run of capitals
                 // names with the others, as a product or firm often does;
                 // only a lone capital is taken.
                 let capital_now = w.starts_with(char::is_uppercase);
@@ -1553,7 +1553,7 @@ impl<'a> Plan<'a> {
         Some(extract::Record::fact(&subject, &value, s))
     }
 
-    /// "he's $20 per walk", "it's 14kg not 12": a value said of a pronoun.
+    /// "he's $30 per lesson", "it's 9kg not 7": a value said of a pronoun.
     /// With a denied value, the one fact in force of that unit whose
     /// number it is takes the new value; otherwise the value is a fact of
     /// the quantity its unit measures ("price", "weight"), the denied value
@@ -1924,12 +1924,12 @@ impl<'a> Plan<'a> {
         self.newest(named)
     }
 
-    /// "actually let's keep X", where no decision chose X: the change it
+    /// "actually keep X", where no decision chose X: the change it
     /// turns down is the newest choice in force, made within
     /// [`KEEP_WINDOW_TURNS`] turns, that replaced nothing, chose something
-    /// else, and said a change once the session had named X ("… 2 GB as X
-    /// … let's move the datasets to Y" … "actually let's keep X"). Its
-    /// choice's label.
+    /// else, and said a change once the session had named X ("… the
+    /// archive is 3 GB as X … we'll move the archives to Y" … "actually keep
+    /// X"). Its choice's label.
     fn kept_against(&self, chosen: &str) -> Option<String> {
         let y = self.turned_down(chosen, false)?;
         let c = self.choice_of(&y)?;
@@ -1971,8 +1971,8 @@ impl<'a> Plan<'a> {
                 && self.node_ref(id).is_some_and(|n| {
                     // A change ("move … to Y") made once the kept thing
                     // was named; for a choice kept again, also one made
-                    // right beside talk of it ("X makes the image huge" …
-                    // "try Y for now").
+                    // right beside talk of it ("X is too slow" …
+                    // "try Y then").
                     n.evidence.first().is_some_and(|e| {
                         (extract::says_change(&e.text) && named_in(0, e.turn + 1))
                             || (chosen_before && named_in(e.turn.saturating_sub(1), e.turn + 1))
@@ -2208,7 +2208,7 @@ impl<'a> Plan<'a> {
             if let Some(drop) = self.last_drop.take() {
                 self.supersede(&live_same[0], &drop);
             }
-            // "try Y for now" … "actually let's keep X": Y, in force beside
+            // "try Y then" … "actually keep X": Y, in force beside
             // X, is turned down.
             if d.moves == DecisionMove::Return
                 && let Some(y) = self.turned_down(&chosen_name, true)
@@ -2271,7 +2271,7 @@ impl<'a> Plan<'a> {
             // "keep X" with no earlier X is not a decision at all.
             // "Keep X for schema" names its topic: a choice all the same.
             if earlier.is_empty() && find_word(&d.sentence, "keep") && !d.label.contains(" for ") {
-                // "let's move the datasets to Y" … "actually let's keep X":
+                // "we'll move the archives to Y" … "actually keep X":
                 // X, named before, stays against the change.
                 if let Some(old) = self.kept_against(&chosen_name) {
                     let r = extract::Decision {
@@ -2881,7 +2881,7 @@ mod tests {
     fn a_reply_that_capitalises_a_lowercase_word_names_it() {
         let cased = proper_nouns_of(
             [
-                "Good, confirm with Pellam before you announce. We keep Dart Sass.",
+                "Good, confirm with Pellam before you announce. We keep Quorra Brimble.",
                 "Ask Pellam about the room; the Board meets Monday. The board agrees.",
             ]
             .into_iter(),
@@ -2889,7 +2889,7 @@ mod tests {
         assert_eq!(cased.get("pellam").map(String::as_str), Some("Pellam"));
         // A run of capitals, a word also written in lowercase, a sentence
         // start and a closed-class word are not taken.
-        for w in ["dart", "sass", "board", "good", "ask", "monday"] {
+        for w in ["quorra", "brimble", "board", "good", "ask", "monday"] {
             assert!(!cased.contains_key(w), "{w}: {cased:?}");
         }
         assert_eq!(
