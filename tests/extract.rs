@@ -689,6 +689,15 @@ fn in_force(g: &Graph) -> Vec<String> {
     in_force_of(g, NodeKind::Decision)
 }
 
+/// Asserts that a decision in force starts with `prefix`.
+fn assert_in_force(g: &Graph, prefix: &str) {
+    let live = in_force(g);
+    assert!(
+        live.iter().any(|l| l.starts_with(prefix)),
+        "{prefix}: {live:?}"
+    );
+}
+
 /// Labels of `kind` in force (not superseded).
 fn in_force_of(g: &Graph, kind: NodeKind) -> Vec<String> {
     g.nodes()
@@ -885,10 +894,7 @@ fn going_back_to_what_we_had_returns_to_the_choice_replaced_last() {
         "hm, that did not pan out, go back to what we had before.",
     ]);
     let live = in_force(&g);
-    assert!(
-        live.iter().any(|l| l.starts_with("Use Zephyrq")),
-        "{live:?}"
-    );
+    assert_in_force(&g, "Use Zephyrq");
     assert!(!live.iter().any(|l| l.starts_with("Use Brokk")), "{live:?}");
     // "Y from now on" after a drop: Y, its label read as a choice.
     let g = session(&[
@@ -2533,10 +2539,7 @@ fn keeping_what_a_change_moved_away_from_turns_the_change_down() {
         "ok keep the tests green",
     ]);
     let live = in_force(&g);
-    assert!(
-        live.iter().any(|l| l.starts_with("Use quorvex")),
-        "{live:?}"
-    );
+    assert_in_force(&g, "Use quorvex");
     assert!(!live.iter().any(|l| l.contains("tests")), "{live:?}");
 }
 
@@ -2548,11 +2551,7 @@ fn a_switch_that_names_nothing_does_not_replace_a_choice_over_a_common_word() {
         "Signups: we'll use Trellisform, it's cheap and it's free for free meetups.",
         "The café lends its upstairs for free if we buy coffee. Let's move it to Vantle Hall.",
     ]);
-    let live = in_force(&g);
-    assert!(
-        live.iter().any(|l| l.starts_with("Use Trellisform")),
-        "{live:?}"
-    );
+    assert_in_force(&g, "Use Trellisform");
 }
 
 #[test]
@@ -2576,13 +2575,7 @@ fn typographic_and_missing_apostrophes_read_as_plain_ones() {
     );
     // The probe reads a curly apostrophe as the cue lists spell it.
     let g = session(&["let’s use Brindlefile for the archives."]);
-    assert!(
-        in_force(&g)
-            .iter()
-            .any(|l| l.starts_with("Use Brindlefile")),
-        "{:?}",
-        in_force(&g)
-    );
+    assert_in_force(&g, "Use Brindlefile");
     // A refusal typed without its apostrophe is still a refusal.
     for s in [
         "dont switch to Brindlefile.",
@@ -2603,10 +2596,7 @@ fn keeping_a_choice_again_turns_down_what_was_tried_beside_it() {
         "actually let's keep Quillpress.",
     ]);
     let live = in_force(&g);
-    assert!(
-        live.iter().any(|l| l.starts_with("Use Quillpress")),
-        "{live:?}"
-    );
+    assert_in_force(&g, "Use Quillpress");
     assert!(!live.iter().any(|l| l.contains("Vellumjs")), "{live:?}");
 }
 

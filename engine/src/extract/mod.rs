@@ -173,12 +173,37 @@ pub fn normalize_typing(text: &str, bare: bool) -> String {
     {
         return out;
     }
-    // Word by word, whitespace kept; a token is restored only when it is
-    // the bare word with at most punctuation around it ("dont,"), never
-    // inside code, a path or an identifier ("`im`", "im.rs", "dont_x").
-    let mut fixed = String::with_capacity(out.len() + 8);
+    // A token is restored only when it is the bare word with at most
+    // punctuation around it ("dont,"), never inside a path or an
+    // identifier ("im.rs", "dont_x").
+    map_prose_tokens(&out, |piece| {
+        let core = piece.trim_matches(|c: char| {
+            matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '"')
+        });
+        let full = meant(core).filter(|_| core.chars().all(char::is_alphabetic))?;
+        let at = piece.find(core).unwrap_or(0);
+        let mut fixed = piece[..at].to_owned();
+        let mut cs = full.chars();
+        if let Some(f) = cs.next() {
+            if core.starts_with(char::is_uppercase) {
+                fixed.extend(f.to_uppercase());
+            } else {
+                fixed.push(f);
+            }
+            fixed.extend(cs);
+        }
+        fixed.push_str(&piece[at + core.len()..]);
+        Some(fixed)
+    })
+}
+
+/// `text` with each whitespace-separated token outside a code span passed
+/// through `rewrite` (`None` keeps it as written). Whitespace, code spans
+/// and tokens that touch a backtick are never passed.
+pub fn map_prose_tokens(text: &str, mut rewrite: impl FnMut(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
     let mut in_code = false;
-    let mut rest = out.as_str();
+    let mut rest = text;
     while !rest.is_empty() {
         let space = rest.starts_with(char::is_whitespace);
         let split = rest
@@ -191,28 +216,12 @@ pub fn normalize_typing(text: &str, bare: bool) -> String {
         if ticks % 2 == 1 {
             in_code = !in_code;
         }
-        let core = piece.trim_matches(|c: char| {
-            matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '"')
-        });
-        match meant(core).filter(|_| !space && !code && core.chars().all(char::is_alphabetic)) {
-            Some(full) => {
-                let at = piece.find(core).unwrap_or(0);
-                fixed.push_str(&piece[..at]);
-                let mut cs = full.chars();
-                if let Some(f) = cs.next() {
-                    if core.starts_with(char::is_uppercase) {
-                        fixed.extend(f.to_uppercase());
-                    } else {
-                        fixed.push(f);
-                    }
-                    fixed.extend(cs);
-                }
-                fixed.push_str(&piece[at + core.len()..]);
-            }
-            None => fixed.push_str(piece),
+        match (!space && !code).then(|| rewrite(piece)).flatten() {
+            Some(new) => out.push_str(&new),
+            None => out.push_str(piece),
         }
     }
-    fixed
+    out
 }
 
 /// Splits text into sentences, dropping fenced code blocks.

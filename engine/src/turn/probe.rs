@@ -120,25 +120,24 @@ impl Probe for HeuristicProbe {
     }
 
     fn probe(&mut self, input: &ProbeInput<'_>) -> Result<ProbeOutput, ProbeError> {
-        // The cue lists spell apostrophes plainly: "let’s" and a typed
-        // "lets" read as "let's".
+        // The cue lists spell apostrophes plainly: "let’s" reads as
+        // "let's", a typed "dont" as "don't".
+        let replies: Vec<String> = input
+            .turns
+            .iter()
+            .map(|t| extract::normalize_typing(&t.assistant, false))
+            .collect();
+        // "talked to pellam" beside a reply that writes "Pellam": the user's
+        // lowercase word is the name the reply capitalises.
+        let cased = proper_nouns_of(replies.iter().map(String::as_str));
         let typed: Vec<Turn> = input
             .turns
             .iter()
-            .map(|t| Turn {
-                user: extract::normalize_typing(&t.user, true),
-                assistant: extract::normalize_typing(&t.assistant, false),
+            .zip(replies)
+            .map(|(t, assistant)| Turn {
+                user: recase(&extract::normalize_typing(&t.user, true), &cased),
+                assistant,
                 ..t.clone()
-            })
-            .collect();
-        // "talked to greg" beside a reply that writes "Greg": the user's
-        // lowercase word is the name the reply capitalises.
-        let cased = proper_nouns_of(typed.iter().map(|t| t.assistant.as_str()));
-        let typed: Vec<Turn> = typed
-            .into_iter()
-            .map(|t| Turn {
-                user: recase(&t.user, &cased),
-                ..t
             })
             .collect();
         let asked = input.asked.map(|a| extract::normalize_typing(a, true));
@@ -242,7 +241,7 @@ impl Probe for HeuristicProbe {
 /// Words a text always writes capitalised inside a sentence (never in
 /// lowercase there, not at a sentence start, not in code) and that are not
 /// common English (Zipf < 5) nor closed-class: its proper nouns, keyed by
-/// their lowercase form ("greg" → "Greg").
+/// their lowercase form ("pellam" → "Pellam").
 fn proper_nouns_of<'t>(texts: impl Iterator<Item = &'t str>) -> HashMap<String, String> {
     let mut capital: HashMap<String, String> = HashMap::new();
     let mut lower: HashSet<String> = HashSet::new();
@@ -303,32 +302,17 @@ fn recase(text: &str, cased: &HashMap<String, String>) -> String {
     if cased.is_empty() {
         return text.to_owned();
     }
-    let mut out = String::with_capacity(text.len());
-    let mut in_code = false;
-    // Whitespace runs and the tokens between them, in order.
-    let mut rest = text;
-    while !rest.is_empty() {
-        let split = rest
-            .find(|c: char| c.is_whitespace() != rest.starts_with(char::is_whitespace))
-            .unwrap_or(rest.len());
-        let (piece, tail) = rest.split_at(split);
-        rest = tail;
-        let ticks = piece.matches('`').count();
+    extract::map_prose_tokens(text, |piece| {
         // Inside its punctuation, a word is letters, apostrophes and
         // hyphens; "x.rs", "v2", "a/b" are code.
         let core = piece.trim_matches(|c: char| !c.is_alphanumeric());
-        let code = in_code
-            || ticks > 0
-            || !core
-                .chars()
-                .all(|c| c.is_alphabetic() || matches!(c, '\'' | '-'));
-        if ticks % 2 == 1 {
-            in_code = !in_code;
+        if !core
+            .chars()
+            .all(|c| c.is_alphabetic() || matches!(c, '\'' | '-'))
+        {
+            return None;
         }
-        if code || piece.starts_with(char::is_whitespace) {
-            out.push_str(piece);
-            continue;
-        }
+        let mut out = String::with_capacity(piece.len());
         let mut word = String::new();
         for c in piece.chars().chain(std::iter::once(' ')) {
             if c.is_alphabetic() {
@@ -343,8 +327,8 @@ fn recase(text: &str, cased: &HashMap<String, String>) -> String {
             out.push(c);
         }
         out.pop();
-    }
-    out
+        Some(out)
+    })
 }
 
 /// The version a decision's label gives its choice: its first number
@@ -1456,15 +1440,18 @@ impl<'a> Plan<'a> {
     /// The facts in force whose value is measured in `unit`, as (subject,
     /// value, lowercase).
     fn facts_in(&self, unit: &str) -> Vec<(String, String)> {
+        self.facts_held()
+            .filter(|(_, old)| extract::value_unit(old).as_deref() == Some(unit))
+            .map(|(subject, old)| (subject.to_owned(), old.to_lowercase()))
+            .collect()
+    }
+
+    /// The facts in force, as the subject and the value their labels say
+    /// ("request timeout", "3 s").
+    fn facts_held(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
         self.current_of_kind(NodeKind::Fact)
             .into_iter()
-            .filter_map(|id| {
-                let n = self.node_ref(&id)?;
-                let (subject, old) = n.label.split_once(": ")?;
-                (extract::value_unit(old).as_deref() == Some(unit))
-                    .then(|| (subject.to_owned(), old.to_lowercase()))
-            })
-            .collect()
+            .filter_map(|id| self.node_ref(&id)?.label.split_once(": "))
     }
 
     /// The fact in force whose value's number the sentence names again
@@ -1477,49 +1464,43 @@ impl<'a> Plan<'a> {
         }
         let lower = s.to_lowercase();
         let changes = extract::says_change(s);
-        let mut fits = self
-            .current_of_kind(NodeKind::Fact)
-            .into_iter()
-            .filter_map(|id| {
-                let n = self.node_ref(&id)?;
-                let (subject, old) = n.label.split_once(": ")?;
-                let unit = extract::value_unit(old)?;
-                let num = extract::value_number(old)?;
-                // A day is named again in full ("not the 3rd of March any
-                // more"); any other value by its number.
-                let old_lower = old.to_lowercase();
-                // A day denied by its number alone ("May 9 not the 2nd")
-                // names it too.
-                let named = if unit == "date" {
-                    lower.contains(&old_lower) || extract::denies_day(s, &num)
-                } else {
-                    extract::names_number(s, &num)
-                };
-                if !named {
-                    return None;
-                }
-                // The new value: the fact the sentence states, else the
-                // first other value of that unit.
-                let new = fact
-                    .map(|f| f.value().to_owned())
-                    .into_iter()
-                    .chain(said.iter().cloned())
-                    .find(|v| {
-                        extract::value_unit(v).as_deref() == Some(unit.as_str())
-                            && extract::value_number(v).is_some_and(|x| x != num)
-                    })?;
-                // "the overlap is 3 May to 12 May": a range names two
-                // values of one thing, unless the sentence says a change.
-                let (a, b) = (new.to_lowercase(), old_lower);
-                let ranged = extract::lexicon::RANGE_JOINERS.iter().any(|j| {
-                    lower.contains(&format!("{a} {j} {b}"))
-                        || lower.contains(&format!("{b} {j} {a}"))
-                });
-                if ranged && !changes {
-                    return None;
-                }
-                Some((subject.to_owned(), new))
+        let mut fits = self.facts_held().filter_map(|(subject, old)| {
+            let unit = extract::value_unit(old)?;
+            let num = extract::value_number(old)?;
+            // A day is named again in full ("not the 3rd of March any
+            // more"); any other value by its number.
+            let old_lower = old.to_lowercase();
+            // A day denied by its number alone ("May 9 not the 2nd")
+            // names it too.
+            let named = if unit == "date" {
+                lower.contains(&old_lower) || extract::denies_day(s, &num)
+            } else {
+                extract::names_number(s, &num)
+            };
+            if !named {
+                return None;
+            }
+            // The new value: the fact the sentence states, else the
+            // first other value of that unit.
+            let new = fact
+                .map(|f| f.value().to_owned())
+                .into_iter()
+                .chain(said.iter().cloned())
+                .find(|v| {
+                    extract::value_unit(v).as_deref() == Some(unit.as_str())
+                        && extract::value_number(v).is_some_and(|x| x != num)
+                })?;
+            // "the overlap is 3 May to 12 May": a range names two
+            // values of one thing, unless the sentence says a change.
+            let (a, b) = (new.to_lowercase(), old_lower);
+            let ranged = extract::lexicon::RANGE_JOINERS.iter().any(|j| {
+                lower.contains(&format!("{a} {j} {b}")) || lower.contains(&format!("{b} {j} {a}"))
             });
+            if ranged && !changes {
+                return None;
+            }
+            Some((subject.to_owned(), new))
+        });
         let (subject, value) = fits.next()?;
         if fits.next().is_some() {
             return None;
@@ -1563,21 +1544,16 @@ impl<'a> Plan<'a> {
         let unit = extract::value_unit(&value)?;
         if let Some(old) = &denied {
             let number = extract::value_number(old);
-            let mut fits = self
-                .current_of_kind(NodeKind::Fact)
-                .into_iter()
-                .filter_map(|id| {
-                    let n = self.node_ref(&id)?;
-                    let (subject, held) = n.label.split_once(": ")?;
-                    let same = extract::value_unit(held)
-                        .is_some_and(|u| extract::same_dimension(&u, &unit))
-                        && extract::value_number(held) == number;
-                    same.then(|| subject.to_owned())
-                });
-            if let Some(subject) = fits.next()
-                && fits.next().is_none()
-            {
-                let r = extract::Record::fact(&subject, &value, s);
+            let fits: Vec<String> = self
+                .facts_held()
+                .filter(|(_, held)| {
+                    extract::value_unit(held).is_some_and(|u| extract::same_dimension(&u, &unit))
+                        && extract::value_number(held) == number
+                })
+                .map(|(subject, _)| subject.to_owned())
+                .collect();
+            if let [subject] = fits.as_slice() {
+                let r = extract::Record::fact(subject, &value, s);
                 self.record(&r, ids);
                 return Some(r);
             }
