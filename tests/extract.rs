@@ -1722,8 +1722,18 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
                 "the review is on the 16th",
                 "Ines is away then, so the 23rd, not the 16th",
             ][..],
-            "review: the 16th",
-            "review: the 23rd",
+            "review: October 16th",
+            "review: October 23rd",
+        ),
+        // A day alone takes the month of the value it replaces, written as
+        // the session writes dates.
+        (
+            &[
+                "the recital is on the 19th of December",
+                "no wait, the recital is on the 12th not the 19th",
+            ][..],
+            "recital: the 19th of December",
+            "recital: 12th December",
         ),
         // A day said to move, of a thing the old day's sentence named.
         (
@@ -1766,8 +1776,8 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
         ),
         (
             &["we ship on the 14th rather than the 9th"][..],
-            "ship: the 9th",
-            "ship: the 14th",
+            "ship: October 9th",
+            "ship: October 14th",
         ),
     ] {
         let g = session(prompts);

@@ -12,11 +12,13 @@
 //! probe calls), loads a model or calls the network, so the gate can run it
 //! on the hook's critical path in microseconds.
 
+mod dates;
 mod decisions;
 pub mod lexicon;
 mod mentions;
 mod records;
 
+pub use dates::*;
 pub use decisions::*;
 pub use mentions::*;
 pub use records::*;

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use json_patch::PatchOperation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -152,6 +152,8 @@ impl Probe for HeuristicProbe {
         let mut asked: &str = input.asked.unwrap_or("");
         for turn in input.turns {
             plan.turn = turn.index;
+            plan.day = turn.timestamp.unwrap_or(input.now).date_naive();
+            plan.turn_reply = turn.assistant.clone();
             plan.turn_text = turn.user.clone();
             plan.last_drop = None;
             plan.prev_sentence.clear();
@@ -391,6 +393,13 @@ struct Plan<'a> {
     prev_reply: String,
     /// How the probe's turns write their words inside sentences.
     usage: WordUse,
+    /// The day the turn being read was said (a day of the month said
+    /// alone is resolved against it).
+    day: NaiveDate,
+    /// How the session writes dates, for the days it resolves.
+    date_style: extract::DateStyle,
+    /// The reply of the turn being read.
+    turn_reply: String,
 }
 
 /// How prose writes its words inside sentences (not at a sentence start,
@@ -470,7 +479,61 @@ impl<'a> Plan<'a> {
             prev_sentence: String::new(),
             prev_reply: String::new(),
             usage: WordUse::of(input.turns),
+            day: input.now.date_naive(),
+            date_style: Self::date_style(input),
+            turn_reply: String::new(),
         }
+    }
+
+    /// How the session writes dates: in the turns read, else in the facts
+    /// the memory holds; month first when neither says.
+    fn date_style(input: &ProbeInput) -> extract::DateStyle {
+        let turns = input
+            .turns
+            .iter()
+            .flat_map(|t| [t.user.as_str(), t.assistant.as_str()]);
+        extract::date_style(turns)
+            .or_else(|| {
+                let facts = input
+                    .graph
+                    .nodes_unordered()
+                    .filter(|n| n.kind == NodeKind::Fact);
+                extract::date_style(facts.map(|n| n.label.as_str()))
+            })
+            .unwrap_or(extract::DateStyle::MonthDay)
+    }
+
+    /// `r` with a value that is a day of the month alone ("the 20th")
+    /// written as the date it is, by the day the turn was said; `None`
+    /// when there is nothing to resolve.
+    /// The month is, first, `month` (that of the value this one replaces,
+    /// if any); else the month the turn writes beside the same day ("until
+    /// the 19th of October"); else that of the fact in force on the same
+    /// subject; else the nearest.
+    fn dated(&self, r: &extract::Record, month: Option<u32>) -> Option<extract::Record> {
+        let subject = r.subject.as_deref()?;
+        if !r.label.contains(": ") {
+            return None;
+        }
+        let day = extract::lone_day(r.value())?;
+        let resolve = |month| extract::resolve_day(r.value(), self.day, self.date_style, month);
+        let nearest = resolve(None)?;
+        let month = month
+            .or_else(|| extract::month_beside(&self.turn_text, day))
+            .or_else(|| extract::month_beside(&self.turn_reply, day))
+            .or_else(|| {
+                self.facts_held()
+                    .filter(|(s, _)| s.eq_ignore_ascii_case(subject))
+                    .find_map(|(_, v)| extract::month_named(v))
+            });
+        let value = match month {
+            Some(_) => resolve(month).unwrap_or(nearest),
+            None => nearest,
+        };
+        Some(extract::Record {
+            kind: r.kind,
+            ..extract::Record::fact(subject, &value, &r.sentence)
+        })
     }
 
     /// The project the session runs in (the root directory's name).
@@ -1127,6 +1190,8 @@ impl<'a> Plan<'a> {
     /// Adds a fact, restriction, procedure or intention; a fact or procedure
     /// whose subject already holds another value supersedes it.
     fn record(&mut self, r: &extract::Record, ids: &[(NodeId, NodeKind)]) {
+        let dated = self.dated(r, None);
+        let r = dated.as_ref().unwrap_or(r);
         // "ttl of 6 minutes" after "cache ttl: 12 minutes": the same fact
         // under fewer words takes the fuller subject.
         // A version or setting is its name's alone: no other subject holds it.
@@ -1314,6 +1379,10 @@ impl<'a> Plan<'a> {
         old: &extract::Record,
         ids: &[(NodeId, NodeKind)],
     ) {
+        let dated_old = self.dated(old, None);
+        let old = dated_old.as_ref().unwrap_or(old);
+        let dated_new = self.dated(new, extract::month_named(old.value()));
+        let new = dated_new.as_ref().unwrap_or(new);
         let known = |p: &Self, r: &extract::Record| {
             p.resolve(&r.label, NodeKind::Fact)
                 .is_some_and(|id| p.input.graph.contains(&id) || p.nodes.contains_key(&id))
