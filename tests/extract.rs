@@ -1725,6 +1725,18 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
             "review: October 16th",
             "review: October 23rd",
         ),
+        // A count set against another, with no subject of its own, names
+        // what it counts.
+        (
+            &["the grader wants 30 samples per prompt, not 10 samples"][..],
+            "samples: 10 samples",
+            "samples: 30 samples per prompt",
+        ),
+        (
+            &["correction: it's 6 tables not 4"][..],
+            "tables: 4 tables",
+            "tables: 6 tables",
+        ),
         // A day alone takes the month of the value it replaces, written as
         // the session writes dates.
         (
@@ -1788,6 +1800,12 @@ fn a_value_changed_from_one_to_another_keeps_the_old_as_history() {
         );
     }
     assert!(extract::denied_value("the sync runs every 90 s and not on the main thread").is_none());
+    // A count set against nothing is no change.
+    assert!(extract::denied_measure("we need 4 replicas for the launch").is_none());
+    assert_eq!(
+        extract::denied_measure("we need 4 replicas, not 2").as_ref(),
+        Some(&("4 replicas".to_owned(), "2 replicas".to_owned()))
+    );
     // A number that is no old value's changes nothing.
     let g = session(&["the shed wall is 410 cm", "the door is 80 cm wide"]);
     assert!(

@@ -1145,6 +1145,12 @@ pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
     if value_unit(&value).is_none_or(|u| u == "date") {
         return None;
     }
+    Some((value.clone(), value_denied(&ws, &lws, vi, &value)))
+}
+
+/// The value a sentence denies right after the value `value` at word `vi`
+/// ("9kg not 7", "50 per run, not 20"), in the stated value's unit.
+fn value_denied(ws: &[super::Word<'_>], lws: &[String], vi: usize, value: &str) -> Option<String> {
     let after = vi + value.split_whitespace().count();
     let denied = lexicon::DENIAL_LEADS.iter().find_map(|lead| {
         let n = lead.split(' ').count();
@@ -1153,15 +1159,39 @@ pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
             && ws
                 .get(at)
                 .is_some_and(|w| value_token(w.raw) && !w.backticked))
-        .then(|| fact_value(&ws, &lws, at))
+        .then(|| fact_value(ws, lws, at))
     });
     // "€15/month not 11": a bare number is the stated value with its number.
-    let denied = denied.map(|d| match (value_unit(&d), value_number(&value)) {
+    let denied = denied.map(|d| match (value_unit(&d), value_number(value)) {
         (None, Some(n)) => value.replacen(&n, &d, 1),
         _ => d,
     });
-    let denied = denied.filter(|d| !d.eq_ignore_ascii_case(&value));
-    Some((value, denied))
+    denied.filter(|d| !d.eq_ignore_ascii_case(value))
+}
+
+/// A value with a unit that the sentence sets against another right after
+/// it, with no subject of its own: "she wants 50 reviews per page, not
+/// 20", "we need 4 replicas, not 2". The value and the one denied, in the
+/// stated value's unit; the caller finds the subject ([`pronoun_value`]'s
+/// way, or the counted noun itself). A day is none.
+pub fn denied_measure(sentence: &str) -> Option<(String, String)> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    (0..ws.len()).find_map(|vi| {
+        if !value_token(ws[vi].raw) || ws[vi].backticked {
+            return None;
+        }
+        let value = fact_value(&ws, &lws, vi);
+        if value_unit(&value).is_none_or(|u| u == "date") {
+            return None;
+        }
+        let denied = value_denied(&ws, &lws, vi, &value)?;
+        Some((value, denied))
+    })
 }
 
 /// The quantity a value measures (`unit_quantities.txt`): "weight" for

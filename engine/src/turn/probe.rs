@@ -1609,7 +1609,10 @@ impl<'a> Plan<'a> {
     /// the quantity its unit measures ("price", "weight"), the denied value
     /// its history. Recorded here; the record said is returned.
     fn pronoun_fact(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) -> Option<extract::Record> {
-        let (value, denied) = extract::pronoun_value(s)?;
+        let (value, denied) = match extract::pronoun_value(s) {
+            Some((value, denied)) => (value, denied),
+            None => extract::denied_measure(s).map(|(v, d)| (v, Some(d)))?,
+        };
         let unit = extract::value_unit(&value)?;
         if let Some(old) = &denied {
             let number = extract::value_number(old);
@@ -1627,7 +1630,21 @@ impl<'a> Plan<'a> {
                 return Some(r);
             }
         }
-        let quantity = extract::quantity_of(&value)?;
+        // "we need 4 replicas, not 2": a count set against another names
+        // what it counts ("replicas"), where no quantity measures it.
+        let counted_noun = || {
+            let noun = unit.split_whitespace().next()?;
+            (denied.is_some()
+                && noun.len() > 2
+                && noun.chars().all(char::is_alphabetic)
+                && !extract::lexicon::is_closed_class(noun))
+            .then_some(noun)
+        };
+        let quantity = match extract::quantity_of(&value) {
+            Some(q) => q.to_owned(),
+            None => counted_noun()?.to_owned(),
+        };
+        let quantity = quantity.as_str();
         let new = extract::Record::fact(quantity, &value, s);
         match denied {
             Some(old) => self.value_change(&new, &extract::Record::fact(quantity, &old, s), ids),
