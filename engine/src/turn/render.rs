@@ -93,7 +93,11 @@ pub(crate) fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
 const DECISIONS_MAX: usize = 8;
 
 /// Most facts, rules, how-tos, preferences and next steps shown.
-const STANDING_MAX: usize = 12;
+const STANDING_MAX: usize = 16;
+
+/// The least weight a rule or a how-to ranks with among the standing
+/// lines (see `render_with`).
+const RULE_FLOOR: f64 = 0.65;
 
 fn kind_tag(n: &Node) -> String {
     let mut tag = n.kind.as_str().to_owned();
@@ -536,9 +540,14 @@ fn render_with(
     cfg: &RenderConfig,
     costs: Costs,
 ) -> Render {
+    // A rule or a how-to never fades out of sight: it holds however long
+    // ago it was said.
     let visible: Vec<&Node> = g
         .nodes_unordered()
-        .filter(|n| n.weight >= cfg.min_weight)
+        .filter(|n| {
+            n.weight >= cfg.min_weight
+                || matches!(n.kind, NodeKind::Restriction | NodeKind::Procedure)
+        })
         .collect();
     if visible.is_empty() {
         return Render::default();
@@ -640,8 +649,14 @@ fn render_with(
         let corrected = !g.supersedes(&n.id).is_empty();
         0.1 * f64::from(u8::from(dated)) + 0.3 * f64::from(u8::from(corrected))
     };
+    // A rule or a how-to holds however long ago it was said: its weight
+    // counts for no less than RULE_FLOOR here.
     let standing_score = |n: &Node| {
-        n.weight
+        let weight = match n.kind {
+            NodeKind::Restriction | NodeKind::Procedure => n.weight.max(RULE_FLOOR),
+            _ => n.weight,
+        };
+        weight
             + fact_bonus(n)
             + match n.kind {
                 NodeKind::Restriction => 0.3,
@@ -1047,6 +1062,50 @@ mod tests {
         // The old value is said once, as the history of the new one.
         assert_eq!(r.text.matches("pool size: 8").count(), 0, "{}", r.text);
         assert!(r.text.contains("pool size: 12 (was: 8)"), "{}", r.text);
+    }
+
+    #[test]
+    fn a_rule_and_a_how_to_stay_in_sight_however_long_ago_they_were_said() {
+        let mut g = Graph::new();
+        let mut add = |label: &str, kind: NodeKind, w: f64| {
+            let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
+            let mut n = Node::new(id.clone(), label, Domain::Technical, w, t());
+            n.kind = kind;
+            g.upsert_node(n);
+            id
+        };
+        // Said long ago: decayed below the render's least weight.
+        add(
+            "Never edit the archived ledgers table",
+            NodeKind::Restriction,
+            0.03,
+        );
+        add("test: make check", NodeKind::Procedure, 0.05);
+        // Fresh facts, more than the block holds.
+        let mut focus = Vec::new();
+        for i in 0..STANDING_MAX {
+            focus.push(add(
+                &format!("shelf {i} height: {i}0 cm"),
+                NodeKind::Fact,
+                0.6,
+            ));
+        }
+        // Noise below the least weight stays out.
+        add("crate width: 3 m", NodeKind::Fact, 0.03);
+        let ctx = RenderContext {
+            session: "s",
+            turn: 40,
+            now: t(),
+        };
+        let r = render(&g, &focus, &ctx, &RenderConfig::default());
+        assert!(
+            r.text
+                .contains("Never edit the archived ledgers table (rule)"),
+            "{}",
+            r.text
+        );
+        assert!(r.text.contains("test: make check (how-to)"), "{}", r.text);
+        assert!(!r.text.contains("crate width"), "{}", r.text);
     }
 
     #[test]
