@@ -2177,6 +2177,29 @@ fn rules_by_their_shape_without_a_rule_word() {
 }
 
 #[test]
+fn never_with_a_past_verb_tells_of_the_past_and_is_no_rule() {
+    words();
+    for s in [
+        "Never felt so tired in my life",
+        "never actually finished the old parser so nothing to migrate",
+        "Never used the new dashboard",
+        "never really liked it",
+        "never even been to that office",
+    ] {
+        assert!(extract::restriction(s).is_none(), "{s}");
+    }
+    for s in [
+        "never push to main without a review",
+        "Never ever deploy on a Friday",
+        "never feed the cat from the table",
+        "never really trust the cache in tests",
+    ] {
+        let r = extract::restriction(s).unwrap_or_else(|| panic!("no rule: {s}"));
+        assert_eq!(r.kind, NodeKind::Restriction);
+    }
+}
+
+#[test]
 fn a_thing_said_with_its_history_in_parentheses_gets_that_history() {
     words();
     assert_eq!(

@@ -190,6 +190,16 @@ list!(
     "Phrases that drop an earlier choice."
 );
 list!(
+    VERB_ADVERBS,
+    "verb_adverbs.txt",
+    "Adverbs that may stand between \"never\" and its verb (with any -ly word)."
+);
+list!(
+    PAST_FORMS,
+    "past_forms.txt",
+    "Irregular past forms of verbs (\"felt\", \"been\"): \"never felt\" tells of the past."
+);
+list!(
     IRREGULAR_PLURALS,
     "irregular_plurals.txt",
     "Plural nouns not formed with -s, counted by a plain number before them."
@@ -798,6 +808,8 @@ mod tests {
             &*VETO_CUES,
             &*CLAUSE_LEADS,
             &*IRREGULAR_PLURALS,
+            &*PAST_FORMS,
+            &*VERB_ADVERBS,
             &*RETURN_CUES,
             &*NEGATION_CUES,
             &*DEFERRAL_CUES,

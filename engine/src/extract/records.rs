@@ -131,7 +131,7 @@ pub fn restriction(sentence: &str) -> Option<Record> {
         }
         let clause = strip_clause_keep_commas(&s[at..]);
         let n = clause.split_whitespace().count();
-        if !(3..=20).contains(&n) {
+        if !(3..=20).contains(&n) || tells_of_the_past(&clause[cue.len().min(clause.len())..]) {
             continue;
         }
         let label = cap_first(&truncate_words(clause, 16));
@@ -143,6 +143,40 @@ pub fn restriction(sentence: &str) -> Option<Record> {
         });
     }
     shaped_rule(s)
+}
+
+/// Whether what follows a rule cue tells of the past instead of ruling:
+/// "never felt so lost", "never actually published it" (a past form of a
+/// verb after any adverbs), not "never push to main".
+fn tells_of_the_past(rest: &str) -> bool {
+    let verb = rest
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .find(|w| !(lexicon::VERB_ADVERBS.contains(w) || w.len() > 4 && w.ends_with("ly")));
+    verb.is_some_and(|v| lexicon::PAST_FORMS.contains(&v) || is_regular_past(&v))
+}
+
+/// Whether a word is the regular past form of a known verb: "used"
+/// (use), "published" (publish), "tried" (try), "stopped" (stop),
+/// "cancelled" (cancel); not "embed" or "need", whose stems are no words.
+fn is_regular_past(w: &str) -> bool {
+    let Some(stem) = w.strip_suffix("ed").filter(|s| s.len() >= 2) else {
+        return false;
+    };
+    let known = lexicon::is_known_word;
+    let b = stem.as_bytes();
+    let doubled = b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2];
+    known(w)
+        && !w.ends_with("eed")
+        && (known(&format!("{stem}e"))
+            || known(stem)
+            || stem
+                .strip_suffix('i')
+                .is_some_and(|b| known(&format!("{b}y")))
+            || (doubled && known(&stem[..stem.len() - 1])))
 }
 
 /// A rule with no rule cue, by its shape (`rule_shapes.txt`): "no deploys
