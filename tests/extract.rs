@@ -2177,6 +2177,27 @@ fn rules_by_their_shape_without_a_rule_word() {
 }
 
 #[test]
+fn a_preference_names_what_is_preferred() {
+    words();
+    for s in [
+        "I prefer small commits with clear messages",
+        "I like items sorted by date",
+        "I like to keep replies short",
+    ] {
+        assert!(extract::preference(s).is_some(), "{s}");
+    }
+    // Reactions: the object is a pronoun and no more.
+    for s in [
+        "I love those",
+        "I love her but she moves everything around",
+        "I like it a lot",
+        "I like that approach",
+    ] {
+        assert!(extract::preference(s).is_none(), "{s}");
+    }
+}
+
+#[test]
 fn never_with_a_past_verb_tells_of_the_past_and_is_no_rule() {
     words();
     for s in [

@@ -78,11 +78,26 @@ pub fn preference(sentence: &str) -> Option<Preference> {
             continue;
         };
         let rest = sentence[at + cue.len()..].trim_start().to_lowercase();
-        // "I like that approach" / "I like it" are reactions, not preferences.
-        if lexicon::REACTION_OBJECTS
-            .iter()
-            .any(|r| rest.starts_with(r))
-        {
+        // "I like that approach" / "I like it" are reactions, not preferences
+        // (whole words: "I like items sorted" is one); so is a pronoun that
+        // is all the object says ("I love those", "I love her so much").
+        let starts = |r: &str| {
+            rest.strip_prefix(r)
+                .is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric()))
+        };
+        // The object as far as the clause goes ("I love her but …").
+        let clause = strip_clause_keep_commas(&sentence[at..]).to_lowercase();
+        let words: Vec<&str> = clause
+            .get(cue.len()..)
+            .unwrap_or_default()
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let only_pronoun = words
+            .first()
+            .is_some_and(|w| lexicon::OBJECT_PRONOUNS.contains(w))
+            && words.len() <= 3;
+        if only_pronoun || lexicon::REACTION_OBJECTS.iter().any(starts) {
             continue;
         }
         let clause = strip_clause_keep_commas(&sentence[at..]);
