@@ -2177,6 +2177,36 @@ fn rules_by_their_shape_without_a_rule_word() {
 }
 
 #[test]
+fn a_day_alone_is_dated_by_what_the_memory_already_holds() {
+    words();
+    let facts = |g: &Graph| -> Vec<String> {
+        g.nodes()
+            .into_iter()
+            .filter(|n| n.kind == NodeKind::Fact)
+            .map(|n| n.label.clone())
+            .collect()
+    };
+    // Said on 5 October: the nearest 19th would be October's, but the
+    // memory holds a 19th of December.
+    let g = session(&[
+        "the gala is on the 19th of December",
+        "the caterer deadline is the 19th",
+    ]);
+    assert!(
+        facts(&g).contains(&"caterer deadline: 19th December".to_owned()),
+        "{:?}",
+        facts(&g)
+    );
+    // Nothing held names that day: the nearest month.
+    let g = session(&["the caterer deadline is the 19th"]);
+    assert!(
+        facts(&g).contains(&"caterer deadline: October 19th".to_owned()),
+        "{:?}",
+        facts(&g)
+    );
+}
+
+#[test]
 fn a_preference_names_what_is_preferred() {
     words();
     for s in [

@@ -509,7 +509,8 @@ impl<'a> Plan<'a> {
     /// The month is, first, `month` (that of the value this one replaces,
     /// if any); else the month the turn writes beside the same day ("until
     /// the 19th of October"); else that of the fact in force on the same
-    /// subject; else the nearest.
+    /// subject; else the one month the facts in force write beside the
+    /// same day; else the nearest.
     fn dated(&self, r: &extract::Record, month: Option<u32>) -> Option<extract::Record> {
         let subject = r.subject.as_deref()?;
         if !r.label.contains(": ") {
@@ -525,6 +526,14 @@ impl<'a> Plan<'a> {
                 self.facts_held()
                     .filter(|(s, _)| s.eq_ignore_ascii_case(subject))
                     .find_map(|(_, v)| extract::month_named(v))
+            })
+            // "before the 19th" when the memory holds "the 19th of October".
+            .or_else(|| {
+                let mut months = self
+                    .facts_held()
+                    .filter_map(|(_, v)| extract::month_beside(v, day));
+                let first = months.next()?;
+                months.all(|m| m == first).then_some(first)
             });
         let value = match month {
             Some(_) => resolve(month).unwrap_or(nearest),
