@@ -254,8 +254,13 @@ pub fn turns_text(
 ) -> String {
     let mut blocks: Vec<String> = Vec::new();
     let mut total = 0usize;
+    let day = |t: &Turn| t.timestamp.map(|at| at.format("%Y-%m-%d (%A)").to_string());
     for (i, t) in turns.iter().enumerate().rev() {
         let mut b = String::new();
+        // The day, where it changes: "the 20th" is dated by it.
+        if let Some(d) = day(t).filter(|d| i == 0 || day(&turns[i - 1]).as_ref() != Some(d)) {
+            b.push_str(&format!("[day {d}]\n"));
+        }
         if !t.user.trim().is_empty() {
             b.push_str(&format!("[turn {}] USER: {}\n", t.index, t.user.trim()));
         } else if i == 0
@@ -438,6 +443,36 @@ mod tests {
                 || system.contains("/edges/<source>|<kind>|<target>")
         );
         assert!(!user.contains("{{"), "unfilled placeholder in {user}");
+    }
+
+    #[test]
+    fn each_day_is_named_where_it_changes() {
+        let at = |d: &str| {
+            DateTime::parse_from_rfc3339(d)
+                .map(|t| t.with_timezone(&Utc))
+                .ok()
+        };
+        let turn = |index: u32, when: &str| Turn {
+            index,
+            user: format!("prompt {index}"),
+            timestamp: at(when),
+            ..Turn::default()
+        };
+        let turns = [
+            turn(1, "2026-06-05T09:00:00Z"),
+            turn(2, "2026-06-05T10:00:00Z"),
+            turn(3, "2026-06-08T09:00:00Z"),
+        ];
+        let text = turns_text(&turns, None, 10_000, None);
+        assert_eq!(text.matches("[day ").count(), 2, "{text}");
+        assert!(
+            text.starts_with("[day 2026-06-05 (Friday)]\n[turn 1] USER: prompt 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[turn 2] USER: prompt 2\n[day 2026-06-08 (Monday)]\n[turn 3]"),
+            "{text}"
+        );
     }
 
     #[test]
