@@ -623,8 +623,20 @@ fn hostile_unicode_never_panics_and_loses_nothing() {
         "e\u{301}e\u{301} let's go with Brokk \u{1f680}\u{1f680}".to_owned(),
         format!("let's use {long} for the cache"),
         format!("{long} the timeout is 3 s"),
+        "on \u{212a} June 7am, \u{1f680} 5 \u{e9}xamples, not 3 on Monday the 9th".to_owned(),
     ] {
+        let _ = extract::date_style([s.as_str()]);
         for x in extract::sentences(&s) {
+            let _ = extract::measures(&x);
+            let _ = extract::free_measures(&x);
+            let _ = extract::denied_measure(&x);
+            let _ = extract::pronoun_value(&x);
+            let _ = extract::resolve_day(
+                &x,
+                at(0).date_naive(),
+                extract::DateStyle::DayMonth,
+                Some(6),
+            );
             let _ = extract::mentions(&x, None);
             let _ = extract::decision(&x, None);
             let _ = extract::correction(&x);
@@ -2203,6 +2215,33 @@ fn a_day_alone_is_dated_by_what_the_memory_already_holds() {
         facts(&g).contains(&"caterer deadline: October 19th".to_owned()),
         "{:?}",
         facts(&g)
+    );
+}
+
+#[test]
+fn a_time_that_starts_something_changes_no_other_time() {
+    words();
+    let s = "booked the cleaners instead, £210, 30 June 7am start";
+    // A month before a clock time is the end of a date, not a date.
+    assert!(
+        extract::measures(s).contains(&"7am".to_owned()),
+        "{:?}",
+        extract::measures(s)
+    );
+    assert!(!extract::measures(s).iter().any(|m| m.contains("June 7am")));
+    // "7am start" is the start's time: no fact of that unit takes it.
+    assert!(!extract::free_measures(s).contains(&"7am".to_owned()));
+    assert!(extract::free_measures("ok so make it 9am now").contains(&"9am".to_owned()));
+    let g = session(&["the checkout inspection is at 11am", s]);
+    let held: Vec<(String, bool)> = g
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Fact)
+        .map(|n| (n.label.clone(), g.superseded_by(&n.id).is_some()))
+        .collect();
+    assert!(
+        held.contains(&("checkout inspection: 11am".to_owned(), false)),
+        "{held:?}"
     );
 }
 

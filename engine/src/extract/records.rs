@@ -829,7 +829,9 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     if vi >= 1 && !ends_clause(vi - 1) {
         let p = &lws[vi - 1];
         let p2 = if vi >= 2 { lws[vi - 2].as_str() } else { "" };
-        if lexicon::MONTHS.contains(p.as_str()) || lexicon::WEEKDAYS.contains(p.as_str()) {
+        // A month before a clock time is a date's end: "30 June 7am".
+        let month_day = lexicon::MONTHS.contains(p.as_str()) && !clock_time(&value);
+        if month_day || lexicon::WEEKDAYS.contains(p.as_str()) {
             value = format!("{} {value}", ws[vi - 1].text);
         } else if p == "the" && (lexicon::WEEKDAYS.contains(p2) || lexicon::MONTHS.contains(p2)) {
             value = format!("{} the {value}", ws[vi - 2].text);
@@ -977,6 +979,33 @@ pub fn measures(sentence: &str) -> Vec<String> {
         .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
         .map(|i| fact_value(&ws, &lws, i))
         .filter(|v| value_unit(v).is_some())
+        .collect()
+}
+
+/// The values with a unit in a sentence that no noun right after claims:
+/// "drop to 3 a week", "€17,500 now", not the "7am" of "a 7am start".
+pub fn free_measures(sentence: &str) -> Vec<String> {
+    let ws = words(sentence);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    (0..ws.len())
+        .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
+        .filter_map(|i| {
+            let v = fact_value(&ws, &lws, i);
+            value_unit(&v)?;
+            // The value may take in words before it ("<month> 14"): it ends
+            // at its last word, found from `i` on.
+            let last = v.split_whitespace().last().unwrap_or_default();
+            let end = (i..ws.len()).find(|&j| ws[j].text == last).unwrap_or(i);
+            let claimed = !ws[end].raw.ends_with(super::CLAUSE_MARKS)
+                && lws.get(end + 1).is_some_and(|w| {
+                    w.chars().all(char::is_alphabetic)
+                        && !lexicon::is_stop(w)
+                        && !lexicon::is_closed_class(w)
+                        && !lexicon::UPDATE_ADVERBS.contains(w.as_str())
+                        && !lexicon::TRAILING_FILLERS.contains(w.as_str())
+                });
+            (!claimed).then_some(v)
+        })
         .collect()
 }
 

@@ -1593,9 +1593,10 @@ impl<'a> Plan<'a> {
             Some((value, unit)) => (value, unit),
             // "my knee hurts, drop to 3 a week": a changed value anywhere.
             // "chipping in 5k, so it's €17,500 now": the first value whose
-            // unit one fact in force has.
+            // unit one fact in force has, and that no noun after it claims
+            // ("a 7am start" is the start's).
             None if extract::says_change(s) || extract::says_update(s) => {
-                extract::measures(s).into_iter().find_map(|v| {
+                extract::free_measures(s).into_iter().find_map(|v| {
                     let u = extract::value_unit(&v).filter(|u| u != "date")?;
                     (self.facts_in(&u).len() == 1).then_some((v, u))
                 })?
