@@ -29,7 +29,7 @@ fn month_of(word: &str) -> Option<u32> {
         .map(|i| i as u32 + 1)
 }
 
-/// The month a value names ("October" of "the 19th of October"); "may"
+/// The month a value names ("April" of "the 23rd of April"); "may"
 /// only capitalised.
 pub fn month_named(value: &str) -> Option<u32> {
     value
@@ -69,7 +69,7 @@ fn weekday_of(word: &str) -> Option<(u32, &'static str)> {
 }
 
 /// The dates written with their month in `text`: (day, month, how it is
-/// written) for "19 October", "the 19th of October", "October 19th". A
+/// written) for "23 April", "the 23rd of April", "April 23rd". A
 /// month in lowercase is not one ("may").
 fn dates_written(text: &str) -> Vec<(u32, u32, DateStyle)> {
     let words: Vec<&str> = text
@@ -115,8 +115,8 @@ pub fn date_style<'t>(texts: impl IntoIterator<Item = &'t str>) -> Option<DateSt
     }
 }
 
-/// The month `text` writes beside the day `day` ("the 19th of October"
-/// names October for 19), the first it writes.
+/// The month `text` writes beside the day `day` ("the 23rd of April"
+/// names April for 23), the first it writes.
 pub fn month_beside(text: &str, day: u32) -> Option<u32> {
     dates_written(text)
         .into_iter()
@@ -155,7 +155,7 @@ fn parse_lone_day(value: &str) -> Option<(Option<&str>, &str, u32)> {
 /// whose day has the weekday named (when one is) and lies closest to `on`
 /// (the later on a tie), written in `style` with the weekday and the day
 /// as said ("20th June", "Tuesday November 10th"). `month`, the month of
-/// the value this one replaces ("the 12th, not the 19th of October"), is
+/// the value this one replaces ("the 25th, not the 23rd of April"), is
 /// taken first where the weekday allows.
 /// `None` for anything else, or when no such month fits the weekday.
 pub fn resolve_day(
@@ -261,13 +261,13 @@ mod tests {
             Some("Monday 26th January")
         );
         assert_eq!(month_named("we may 20 times"), None);
-        assert_eq!(month_named("the 19th of October"), Some(10));
+        assert_eq!(month_named("the 23rd of April"), Some(4));
     }
 
     #[test]
     fn the_month_written_beside_a_day_is_found() {
-        let text = "You still have five weeks until the 19th of October. See you June 2nd.";
-        assert_eq!(month_beside(text, 19), Some(10));
+        let text = "Well ahead of the 23rd of April. Back on June 2nd.";
+        assert_eq!(month_beside(text, 23), Some(4));
         assert_eq!(month_beside(text, 2), Some(6));
         assert_eq!(month_beside(text, 5), None);
         assert_eq!(lone_day("Friday 19th"), Some(19));
@@ -293,7 +293,7 @@ mod tests {
     #[test]
     fn the_style_follows_how_dates_are_written() {
         assert_eq!(
-            date_style(["move in is saturday 13 June", "the 20th of July works"]),
+            date_style(["the van comes on friday 13 June", "the 20th of July works"]),
             Some(DateStyle::DayMonth)
         );
         assert_eq!(

@@ -85,7 +85,7 @@ pub fn preference(sentence: &str) -> Option<Preference> {
             rest.strip_prefix(r)
                 .is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric()))
         };
-        // The object as far as the clause goes ("I love her but …").
+        // The object as far as the clause goes ("I adore him but …").
         let clause = strip_clause_keep_commas(&sentence[at..]).to_lowercase();
         let words: Vec<&str> = clause
             .get(cue.len()..)
@@ -162,7 +162,7 @@ pub fn restriction(sentence: &str) -> Option<Record> {
 
 /// Whether what follows a rule cue tells of the past instead of ruling:
 /// "never felt so lost", "never actually published it" (a past form of a
-/// verb after any adverbs), not "never push to main".
+/// verb after any adverbs), not "never push to the hotfix branch".
 fn tells_of_the_past(rest: &str) -> bool {
     let verb = rest
         .split_whitespace()

@@ -508,7 +508,7 @@ impl<'a> Plan<'a> {
     /// when there is nothing to resolve.
     /// The month is, first, `month` (that of the value this one replaces,
     /// if any); else the month the turn writes beside the same day ("until
-    /// the 19th of October"); else that of the fact in force on the same
+    /// the 23rd of April"); else that of the fact in force on the same
     /// subject; else the one month the facts in force write beside the
     /// same day; else the nearest.
     fn dated(&self, r: &extract::Record, month: Option<u32>) -> Option<extract::Record> {
@@ -527,7 +527,7 @@ impl<'a> Plan<'a> {
                     .filter(|(s, _)| s.eq_ignore_ascii_case(subject))
                     .find_map(|(_, v)| extract::month_named(v))
             })
-            // "before the 19th" when the memory holds "the 19th of October".
+            // "before the 23rd" when the memory holds "the 23rd of April".
             .or_else(|| {
                 let mut months = self
                     .facts_held()
