@@ -2275,8 +2275,16 @@ fn never_with_a_past_verb_tells_of_the_past_and_is_no_rule() {
         "Never opened the new dashboard",
         "never really liked it",
         "never even been to that office",
+        "never stopped the old worker",
     ] {
         assert!(extract::restriction(s).is_none(), "{s}");
+    }
+    // Letters beyond ASCII before "ed" never split a character.
+    for s in [
+        "never \u{1041}\u{1041}ed the thing again",
+        "never ééed it at all",
+    ] {
+        let _ = extract::restriction(s);
     }
     for s in [
         "never push to the hotfix branch without a review",

@@ -182,8 +182,11 @@ fn is_regular_past(w: &str) -> bool {
         return false;
     };
     let known = lexicon::is_known_word;
+    // "stopp": a doubled final letter (single-byte, so the cut below is
+    // on a character boundary).
     let b = stem.as_bytes();
-    let doubled = b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2];
+    let doubled =
+        b.len() >= 3 && b[b.len() - 1].is_ascii_alphabetic() && b[b.len() - 1] == b[b.len() - 2];
     known(w)
         && !w.ends_with("eed")
         && (known(&format!("{stem}e"))

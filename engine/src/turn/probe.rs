@@ -506,6 +506,7 @@ impl<'a> Plan<'a> {
     /// `r` with a value that is a day of the month alone ("the 20th")
     /// written as the date it is, by the day the turn was said; `None`
     /// when there is nothing to resolve.
+    ///
     /// The month is, first, `month` (that of the value this one replaces,
     /// if any); else the month the turn writes beside the same day ("until
     /// the 23rd of April"); else that of the fact in force on the same
