@@ -16,8 +16,9 @@ pub enum DateStyle {
 }
 
 /// The month a word names (1–12), from `months.txt` (full names first,
-/// then abbreviations of at least three letters).
-fn month_of(word: &str) -> Option<u32> {
+/// then abbreviations of at least three letters, each the start of its
+/// name).
+pub fn month_number(word: &str) -> Option<u32> {
     let w = word.to_lowercase();
     if w.len() < 3 || !lexicon::MONTHS.contains(&w) {
         return None;
@@ -35,7 +36,7 @@ pub fn month_named(value: &str) -> Option<u32> {
     value
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| *w != "may")
-        .find_map(month_of)
+        .find_map(month_number)
 }
 
 /// The day of the month a word says ("20th", "1st", "20"), 1–31.
@@ -82,7 +83,9 @@ fn dates_written(text: &str) -> Vec<(u32, u32, DateStyle)> {
         if w.chars().next().is_some_and(char::is_lowercase) {
             continue;
         }
-        let Some(month) = month_of(w) else { continue };
+        let Some(month) = month_number(w) else {
+            continue;
+        };
         let before = match i {
             0 => None,
             _ if words[i - 1].eq_ignore_ascii_case("of") && i >= 2 => Some(words[i - 2]),

@@ -974,15 +974,23 @@ pub fn says_update(sentence: &str) -> bool {
     has_word_of(sentence, &[&lexicon::UPDATE_ADVERBS])
 }
 
+/// Every value with a unit among the words `ws` (`lws` lowercased), in
+/// order, with the word it starts at.
+fn values_with_unit<'a>(
+    ws: &'a [super::Word<'_>],
+    lws: &'a [String],
+) -> impl Iterator<Item = (usize, String)> + 'a {
+    (0..ws.len())
+        .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
+        .map(|i| (i, fact_value(ws, lws, i)))
+        .filter(|(_, v)| value_unit(v).is_some())
+}
+
 /// Every value with a unit in a sentence, in order ("41.2%", "63 min").
 pub fn measures(sentence: &str) -> Vec<String> {
     let ws = words(sentence);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    (0..ws.len())
-        .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
-        .map(|i| fact_value(&ws, &lws, i))
-        .filter(|v| value_unit(v).is_some())
-        .collect()
+    values_with_unit(&ws, &lws).map(|(_, v)| v).collect()
 }
 
 /// The values with a unit in a sentence that no noun right after claims:
@@ -990,15 +998,12 @@ pub fn measures(sentence: &str) -> Vec<String> {
 pub fn free_measures(sentence: &str) -> Vec<String> {
     let ws = words(sentence);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    (0..ws.len())
-        .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
-        .filter_map(|i| {
-            let v = fact_value(&ws, &lws, i);
-            value_unit(&v)?;
+    values_with_unit(&ws, &lws)
+        .filter(|(i, v)| {
             // The value may take in words before it ("<month> 14"): it ends
             // at its last word, found from `i` on.
             let last = v.split_whitespace().last().unwrap_or_default();
-            let end = (i..ws.len()).find(|&j| ws[j].text == last).unwrap_or(i);
+            let end = (*i..ws.len()).find(|&j| ws[j].text == last).unwrap_or(*i);
             let claimed = !ws[end].raw.ends_with(super::CLAUSE_MARKS)
                 && lws.get(end + 1).is_some_and(|w| {
                     w.chars().all(char::is_alphabetic)
@@ -1007,8 +1012,9 @@ pub fn free_measures(sentence: &str) -> Vec<String> {
                         && !lexicon::UPDATE_ADVERBS.contains(w.as_str())
                         && !lexicon::TRAILING_FILLERS.contains(w.as_str())
                 });
-            (!claimed).then_some(v)
+            !claimed
         })
+        .map(|(_, v)| v)
         .collect()
 }
 
@@ -1262,17 +1268,12 @@ pub fn denied_measure(sentence: &str) -> Option<(String, String)> {
     }
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    (0..ws.len()).find_map(|vi| {
-        if !value_token(ws[vi].raw) || ws[vi].backticked {
-            return None;
-        }
-        let value = fact_value(&ws, &lws, vi);
-        if value_unit(&value).is_none_or(|u| u == "date") {
-            return None;
-        }
-        let denied = value_denied(&ws, &lws, vi, &value)?;
-        Some((value, denied))
-    })
+    values_with_unit(&ws, &lws)
+        .filter(|(_, v)| value_unit(v).is_some_and(|u| u != "date"))
+        .find_map(|(vi, value)| {
+            let denied = value_denied(&ws, &lws, vi, &value)?;
+            Some((value, denied))
+        })
 }
 
 /// The quantity a value measures (`unit_quantities.txt`): "weight" for

@@ -27,7 +27,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::episodes::{Episode, Speaker};
-use crate::extract::lexicon::{self, WordList};
+use crate::extract::lexicon::WordList;
 use crate::graph::{Domain, EdgeKind, Graph, Node, NodeId, NodeKind};
 use crate::render::count_tokens;
 use crate::text::tokenize;
@@ -513,7 +513,7 @@ fn named_dates(text: &str) -> Vec<(Option<i32>, u32, u32)> {
         digits.parse().ok().filter(|d| (1..=31).contains(d))
     };
     for (i, w) in words.iter().enumerate() {
-        let Some(m) = month_number(w) else {
+        let Some(m) = crate::extract::month_number(w) else {
             continue;
         };
         let day = words
@@ -525,19 +525,6 @@ fn named_dates(text: &str) -> Vec<(Option<i32>, u32, u32)> {
         }
     }
     out
-}
-
-/// A month's number from its name or abbreviation (the months data file
-/// lists the twelve names first, in order, then abbreviations).
-fn month_number(w: &str) -> Option<u32> {
-    if !lexicon::MONTHS.contains(w) || w.len() < 3 {
-        return None;
-    }
-    let names: Vec<&str> = lexicon::MONTHS.iter().take(12).collect();
-    names
-        .iter()
-        .position(|n| n.starts_with(w) || w.starts_with(&n[..3]))
-        .map(|i| i as u32 + 1)
 }
 
 /// Whether the question asks about the past.

@@ -396,8 +396,9 @@ struct Plan<'a> {
     /// The day the turn being read was said (a day of the month said
     /// alone is resolved against it).
     day: NaiveDate,
-    /// How the session writes dates, for the days it resolves.
-    date_style: extract::DateStyle,
+    /// How the session writes dates, for the days it resolves: read once,
+    /// when the first such day is met.
+    date_style: std::cell::OnceCell<extract::DateStyle>,
     /// The reply of the turn being read.
     turn_reply: String,
 }
@@ -480,7 +481,7 @@ impl<'a> Plan<'a> {
             prev_reply: String::new(),
             usage: WordUse::of(input.turns),
             day: input.now.date_naive(),
-            date_style: Self::date_style(input),
+            date_style: std::cell::OnceCell::new(),
             turn_reply: String::new(),
         }
     }
@@ -518,7 +519,8 @@ impl<'a> Plan<'a> {
             return None;
         }
         let day = extract::lone_day(r.value())?;
-        let resolve = |month| extract::resolve_day(r.value(), self.day, self.date_style, month);
+        let style = *self.date_style.get_or_init(|| Self::date_style(self.input));
+        let resolve = |month| extract::resolve_day(r.value(), self.day, style, month);
         let nearest = resolve(None)?;
         let month = month
             .or_else(|| extract::month_beside(&self.turn_text, day))

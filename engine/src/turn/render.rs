@@ -1027,16 +1027,19 @@ mod tests {
         g
     }
 
+    /// Adds a technical node of `kind` with weight `w`; its id.
+    fn add_kind(g: &mut Graph, label: &str, kind: NodeKind, w: f64) -> NodeId {
+        let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
+        let mut n = Node::new(id.clone(), label, Domain::Technical, w, t());
+        n.kind = kind;
+        g.upsert_node(n);
+        id
+    }
+
     #[test]
     fn a_value_is_shown_once_and_an_old_one_only_as_history() {
         let mut g = Graph::new();
-        let mut add = |label: &str, kind: NodeKind, w: f64| {
-            let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
-            let mut n = Node::new(id.clone(), label, Domain::Technical, w, t());
-            n.kind = kind;
-            g.upsert_node(n);
-            id
-        };
+        let mut add = |label: &str, kind: NodeKind, w: f64| add_kind(&mut g, label, kind, w);
         add("dns ttl: 45 s", NodeKind::Fact, 0.9);
         add("ttl: 45 s", NodeKind::Fact, 0.8);
         add("read timeout: 45 s", NodeKind::Fact, 0.7);
@@ -1067,13 +1070,7 @@ mod tests {
     #[test]
     fn a_rule_and_a_how_to_stay_in_sight_however_long_ago_they_were_said() {
         let mut g = Graph::new();
-        let mut add = |label: &str, kind: NodeKind, w: f64| {
-            let id = NodeId::slug(label).unwrap_or_else(|| unreachable!());
-            let mut n = Node::new(id.clone(), label, Domain::Technical, w, t());
-            n.kind = kind;
-            g.upsert_node(n);
-            id
-        };
+        let mut add = |label: &str, kind: NodeKind, w: f64| add_kind(&mut g, label, kind, w);
         // Said long ago: decayed below the render's least weight.
         add(
             "Never edit the archived ledgers table",
