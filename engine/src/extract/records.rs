@@ -975,22 +975,25 @@ pub fn says_update(sentence: &str) -> bool {
 }
 
 /// Every value with a unit among the words `ws` (`lws` lowercased), in
-/// order, with the word it starts at.
+/// order: the word it starts at, the value and its unit.
 fn values_with_unit<'a>(
     ws: &'a [super::Word<'_>],
     lws: &'a [String],
-) -> impl Iterator<Item = (usize, String)> + 'a {
+) -> impl Iterator<Item = (usize, String, String)> + 'a {
     (0..ws.len())
         .filter(|&i| value_token(ws[i].raw) && !ws[i].backticked)
-        .map(|i| (i, fact_value(ws, lws, i)))
-        .filter(|(_, v)| value_unit(v).is_some())
+        .filter_map(|i| {
+            let v = fact_value(ws, lws, i);
+            let unit = value_unit(&v)?;
+            Some((i, v, unit))
+        })
 }
 
 /// Every value with a unit in a sentence, in order ("41.2%", "63 min").
 pub fn measures(sentence: &str) -> Vec<String> {
     let ws = words(sentence);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
-    values_with_unit(&ws, &lws).map(|(_, v)| v).collect()
+    values_with_unit(&ws, &lws).map(|(_, v, _)| v).collect()
 }
 
 /// The values with a unit in a sentence that no noun right after claims:
@@ -999,7 +1002,7 @@ pub fn free_measures(sentence: &str) -> Vec<String> {
     let ws = words(sentence);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
     values_with_unit(&ws, &lws)
-        .filter(|(i, v)| {
+        .filter(|(i, v, _)| {
             // The value may take in words before it ("<month> 14"): it ends
             // at its last word, found from `i` on.
             let last = v.split_whitespace().last().unwrap_or_default();
@@ -1014,7 +1017,7 @@ pub fn free_measures(sentence: &str) -> Vec<String> {
                 });
             !claimed
         })
-        .map(|(_, v)| v)
+        .map(|(_, v, _)| v)
         .collect()
 }
 
@@ -1269,8 +1272,8 @@ pub fn denied_measure(sentence: &str) -> Option<(String, String)> {
     let ws = words(s);
     let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
     values_with_unit(&ws, &lws)
-        .filter(|(_, v)| value_unit(v).is_some_and(|u| u != "date"))
-        .find_map(|(vi, value)| {
+        .filter(|(_, _, unit)| unit != "date")
+        .find_map(|(vi, value, _)| {
             let denied = value_denied(&ws, &lws, vi, &value)?;
             Some((value, denied))
         })
