@@ -27,6 +27,15 @@
 //! reports answer-in-context (every answer term present) and answer-word
 //! recall (the share of answer terms present).
 //!
+//! The same comparison is then run **pooled**: every transcript's memory
+//! searched as one (`query --scope all` over many projects), against BM25
+//! over every transcript's raw turns, so each question's answer must be
+//! found among everyone's turns. One session's turns mostly fit a budget
+//! of 800 tokens, and BM25 over them finds nearly every answer; the pooled
+//! rows are where a memory has to earn its keep. (The corpus and the
+//! MemoryBank chats are pooled apart; the embedding model is left out of
+//! the pooled rows.)
+//!
 //! Nothing here is timed; it measures what the memory knows.
 
 use std::path::{Path, PathBuf};
@@ -459,7 +468,7 @@ fn run_one(
     configured: bool,
     ask: &Ask,
     sem: &mut Option<rollgraph_engine::semantic::Semantic>,
-) -> Result<Score> {
+) -> Result<(Score, Pooled)> {
     let name = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -539,6 +548,17 @@ fn memorybank(dir: &Path, labels_path: &Path) -> Result<Vec<(String, Transcript,
     Ok(out)
 }
 
+/// One transcript as the pooled comparison keeps it.
+struct Pooled {
+    name: String,
+    graph: Graph,
+    episodes: Vec<episodes::Episode>,
+    /// The raw turns as the baselines see them, with when each was said.
+    turns: Vec<(Option<chrono::DateTime<chrono::Utc>>, String)>,
+    questions: Vec<Question>,
+    now: chrono::DateTime<chrono::Utc>,
+}
+
 fn run_transcript(
     name: &str,
     t: &Transcript,
@@ -547,7 +567,7 @@ fn run_transcript(
     configured: bool,
     ask: &Ask,
     sem: &mut Option<rollgraph_engine::semantic::Semantic>,
-) -> Result<Score> {
+) -> Result<(Score, Pooled)> {
     let name = name.to_owned();
     let tmp = tempfile::tempdir().context("creating a scratch state directory")?;
     let home = Home::at(tmp.path());
@@ -574,7 +594,83 @@ fn run_transcript(
     let mut s = score(&name, labels, &render, &session.graph, turns, &fired);
     retrieval(&mut s, &session, t, labels, now, ask, sem)?;
     s.missed.push(format!("--- final injection ---\n{render}"));
-    Ok(s)
+    let read = episodes::read(&session.path(episodes::FILE))?;
+    let pool = Pooled {
+        name,
+        episodes: read.episodes.into_iter().map(|(_, e)| e).collect(),
+        graph: session.graph,
+        turns: t.turns().map(|x| (x.timestamp, turn_text(x))).collect(),
+        questions: labels.questions.clone(),
+        now,
+    };
+    Ok((s, pool))
+}
+
+/// Every transcript's memory searched as one against BM25 (and recency)
+/// over all their raw turns, at the same budget (see the module's text).
+fn pooled(name: &str, pools: &[Pooled], ask: &Ask) -> Score {
+    let mut s = Score {
+        name: name.into(),
+        ..Score::default()
+    };
+    let Some(now) = pools.iter().map(|p| p.now).max() else {
+        return s;
+    };
+    let idx = search::SearchIndex::build(search::Sources {
+        graphs: pools
+            .iter()
+            .map(|p| search::GraphSource {
+                name: p.name.clone(),
+                graph: &p.graph,
+            })
+            .collect(),
+        episodes: pools
+            .iter()
+            .flat_map(|p| p.episodes.iter().cloned())
+            .collect(),
+    });
+    let turns: Vec<&(Option<chrono::DateTime<chrono::Utc>>, String)> =
+        pools.iter().flat_map(|p| &p.turns).collect();
+    let docs: Vec<String> = turns.iter().map(|t| t.1.clone()).collect();
+    let bm = search::DocIndex::new(&docs);
+    let mut by_time: Vec<usize> = (0..docs.len()).collect();
+    by_time.sort_by_key(|&i| std::cmp::Reverse(turns[i].0));
+    let newest: Vec<&str> = by_time.iter().map(|&i| docs[i].as_str()).collect();
+    let recent = pack_in_order(&newest, ask.budget);
+    let mut opts = search::SearchOptions::at(now);
+    opts.budget = ask.budget;
+    for p in pools {
+        for q in &p.questions {
+            let a = idx.search(&q.q, &opts, None);
+            s.query_tokens += a.tokens as u64;
+            tally(&mut s.query_hits, &mut s.query_words, &a.text, &q.answer);
+            let ranked: Vec<&str> = bm
+                .rank(&q.q)
+                .into_iter()
+                .map(|(i, _)| docs[i].as_str())
+                .collect();
+            let bm25 = pack_in_order(&ranked, ask.budget);
+            tally(&mut s.bm25_hits, &mut s.bm25_words, &bm25, &q.answer);
+            tally(&mut s.recent_hits, &mut s.recent_words, &recent, &q.answer);
+            let all = |c: &str| q.answer.iter().all(|x| holds(c, x));
+            if !all(&a.text) {
+                s.missed.push(format!(
+                    "query missed ({}): {} ({}){}",
+                    p.name,
+                    q.q,
+                    q.answer.join(", "),
+                    if all(&bm25) { " — BM25 had it" } else { "" }
+                ));
+                if ask.contexts {
+                    s.missed.push(format!(
+                        "--- query context ---\n{}\n--- BM25 context ---\n{bm25}\n---",
+                        a.text
+                    ));
+                }
+            }
+        }
+    }
+    s
 }
 
 /// One turn as a baseline sees it.
@@ -759,16 +855,14 @@ pub fn run(args: EvalArgs) -> Result<()> {
         threshold: config.embed.explicit_threshold,
     };
     let mut scores = Vec::new();
+    let mut pools = Vec::new();
     for (path, labels) in &items {
-        scores.push(run_one(
-            path,
-            labels,
-            &config,
-            args.configured_probe,
-            &ask,
-            &mut sem,
-        )?);
+        let (s, pool) = run_one(path, labels, &config, args.configured_probe, &ask, &mut sem)?;
+        scores.push(s);
+        pools.push(pool);
     }
+    let mut pooled_scores = vec![pooled("pooled corpus", &pools, &ask)];
+    drop(pools);
     let mut total = Score {
         name: "overall".into(),
         ..Score::default()
@@ -781,8 +875,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
             name: "memorybank".into(),
             ..Score::default()
         };
+        let mut mb_pools = Vec::new();
         for (name, t, labels) in memorybank(dir, &args.memorybank_labels)? {
-            let s = run_transcript(
+            let (s, pool) = run_transcript(
                 &name,
                 &t,
                 &labels,
@@ -793,8 +888,10 @@ pub fn run(args: EvalArgs) -> Result<()> {
             )?;
             mb_total.add(&s);
             scores.push(s);
+            mb_pools.push(pool);
         }
         scores.push(mb_total);
+        pooled_scores.push(pooled("pooled memorybank", &mb_pools, &ask));
     }
     if args.json {
         let mut all = scores.clone();
@@ -802,6 +899,10 @@ pub fn run(args: EvalArgs) -> Result<()> {
             s.missed.clear();
         }
         all.push(total);
+        all.extend(pooled_scores.into_iter().map(|mut p| {
+            p.missed.clear();
+            p
+        }));
         return out_json(&all);
     }
     let mut text = format!(
@@ -848,7 +949,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
         "recent turns",
         "q tokens"
     ));
-    for s in scores.iter().chain(std::iter::once(&total)) {
+    for s in scores
+        .iter()
+        .chain(std::iter::once(&total))
+        .chain(&pooled_scores)
+    {
         if s.query_hits.1 == 0 {
             continue;
         }
@@ -864,7 +969,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         ));
     }
     if args.verbose {
-        for s in &scores {
+        for s in scores.iter().chain(&pooled_scores) {
             text.push_str(&format!("\n## {}\n", s.name));
             if let Some((_, l)) = items
                 .iter()

@@ -40,7 +40,11 @@ fn a_labelled_session_is_scored_from_its_final_injection() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&o)));
     let rows = v.as_array().unwrap_or_else(|| panic!("{v}"));
-    assert_eq!(rows.len(), 2, "one transcript and the overall row: {v}");
+    assert_eq!(
+        rows.len(),
+        3,
+        "one transcript, the overall row and the pooled one: {v}"
+    );
     let t = &rows[0];
     assert_eq!(t["name"], "tiny");
     assert_eq!(t["turns"], 5);
@@ -51,6 +55,32 @@ fn a_labelled_session_is_scored_from_its_final_injection() {
     assert_eq!(t["recall"], serde_json::json!([2, 2]), "{t}");
     // One answer is in the injection, the other cannot be.
     assert_eq!(t["answers"], serde_json::json!([1, 2]), "{t}");
+    // Pooled: every transcript's questions asked of all their memories.
+    let p = &rows[2];
+    assert_eq!(p["name"], "pooled corpus", "{p}");
+    assert_eq!(p["query_hits"], serde_json::json!([1, 2]), "{p}");
+    assert_eq!(p["bm25_hits"][1], 2, "{p}");
+}
+
+#[test]
+fn pooled_retrieval_asks_each_question_of_every_transcript_at_once() {
+    let env = TestEnv::new();
+    let dir = tiny_corpus(&env);
+    // A second session whose answers differ: pooled, its turns compete
+    // with the first one's for the same budget.
+    let other = SESSION.replace("Brokk", "Skerry").replace("Zephyrq", "Mirelle");
+    std::fs::write(dir.join("twin.jsonl"), other).unwrap_or_else(|e| panic!("{e}"));
+    let labels = LABELS.replace("Brokk", "Skerry").replace("Zephyrq", "Mirelle");
+    std::fs::write(dir.join("twin.labels.json"), labels).unwrap_or_else(|e| panic!("{e}"));
+    let o = env.run(&["eval", &dir.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("pooled corpus"))
+        .unwrap_or_else(|| panic!("no pooled row: {text}"));
+    // Four questions in all, two of them answerable.
+    assert!(row.split_whitespace().nth(2) == Some("4"), "{row}");
 }
 
 #[test]

@@ -1874,22 +1874,41 @@ fn fit(text: String, budget: usize) -> String {
 /// of every document matching the query, best first. Benchmarks rank raw
 /// turns with it, so a baseline and the search count words the same way.
 pub fn bm25_rank(docs: &[String], query: &str) -> Vec<(usize, f64)> {
-    let mut index = Index::new();
-    for (i, d) in docs.iter().enumerate() {
-        index.add(Doc::Passage(i), [(d.as_str(), 1.0)]);
+    DocIndex::new(docs).rank(query)
+}
+
+/// BM25 over plain documents, indexed once for any number of questions:
+/// the raw-turn baseline of a benchmark that asks many.
+pub struct DocIndex {
+    index: Index,
+}
+
+impl DocIndex {
+    /// Indexes `docs`; a hit names a document by its position here.
+    pub fn new(docs: &[String]) -> DocIndex {
+        let mut index = Index::new();
+        for (i, d) in docs.iter().enumerate() {
+            index.add(Doc::Passage(i), [(d.as_str(), 1.0)]);
+        }
+        index.finish();
+        DocIndex { index }
     }
-    index.finish();
-    let q = stems(query);
-    let mut out: Vec<(usize, f64)> = index
-        .score(&q)
-        .into_iter()
-        .filter_map(|(d, s, _)| match d {
-            Doc::Passage(i) => Some((i, s)),
-            Doc::Node(..) | Doc::Turn(_) => None,
-        })
-        .collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    out
+
+    /// The documents matching `query`, best first, with their BM25.
+    pub fn rank(&self, query: &str) -> Vec<(usize, f64)> {
+        let q = stems(query);
+        let mut out: Vec<(usize, f64)> = self
+            .index
+            .score(&q)
+            .into_iter()
+            .filter_map(|(d, s, _)| match d {
+                Doc::Passage(i) => Some((i, s)),
+                Doc::Node(..) | Doc::Turn(_) => None,
+            })
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
 }
 
 /// The distinct stems of a text, sorted: what a question is matched by.
