@@ -369,6 +369,13 @@ fn facts_restrictions_procedures_and_intentions() {
     let f = extract::fact("Talvi approved February 28 for the cutover.")
         .unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "cutover: February 28");
+    // What a thing gets or allows is measured by the value after it.
+    let f = extract::fact("Each trial workspace gets 40 builds per day.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.subject.as_deref(), Some("trial workspace"), "{f:?}");
+    let f = extract::fact("the archive tier allows 12 restores per month")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "archive tier: 12 restores per month");
     // A pronoun is no subject.
     assert!(extract::fact("it is 3").is_none());
     // A value denied takes the one said after it; a relative pronoun
