@@ -68,9 +68,13 @@ fn pooled_retrieval_asks_each_question_of_every_transcript_at_once() {
     let dir = tiny_corpus(&env);
     // A second session whose answers differ: pooled, its turns compete
     // with the first one's for the same budget.
-    let other = SESSION.replace("Brokk", "Skerry").replace("Zephyrq", "Mirelle");
+    let other = SESSION
+        .replace("Brokk", "Skerry")
+        .replace("Zephyrq", "Mirelle");
     std::fs::write(dir.join("twin.jsonl"), other).unwrap_or_else(|e| panic!("{e}"));
-    let labels = LABELS.replace("Brokk", "Skerry").replace("Zephyrq", "Mirelle");
+    let labels = LABELS
+        .replace("Brokk", "Skerry")
+        .replace("Zephyrq", "Mirelle");
     std::fs::write(dir.join("twin.labels.json"), labels).unwrap_or_else(|e| panic!("{e}"));
     let o = env.run(&["eval", &dir.display().to_string()]);
     assert!(o.status.success(), "{}", stderr(&o));
