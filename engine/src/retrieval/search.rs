@@ -16,8 +16,9 @@
 //! The answer carries, per hit, its label, kind, domain, detail, a few
 //! evidence sentences with turn and date, and why it surfaced, and is packed
 //! to a token budget (cl100k, the renderer's tokenizer) greedily by value
-//! per token; what did not fit is named with ids to go deeper. It is never
-//! over the budget.
+//! per token; what did not fit is counted in the first line and, where
+//! the hits leave room, named with ids to go deeper. It is never over the
+//! budget.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
@@ -1584,13 +1585,22 @@ fn hit_text(i: usize, h: &Hit, home: Option<&str>) -> String {
     s
 }
 
-fn header(query: &str, n: usize, used: usize, budget: usize, home: Option<&str>) -> String {
+/// The answer's first line. The question is not repeated: whoever asked
+/// has it, and at a small budget its tokens are better spent on answers
+/// (measured: answers at 200 tokens 448 -> 463 over the corpus questions).
+/// `n` hits are shown of `all` found.
+fn header(n: usize, all: usize, used: usize, budget: usize, home: Option<&str>) -> String {
     let home = home
         .map(|h| format!("; turns are from session {h} unless marked"))
         .unwrap_or_default();
+    let of = if all > n {
+        format!(" of {all}")
+    } else {
+        String::new()
+    };
     format!(
-        "memory for {query:?}: {n} hit{}, {used}/{budget} tokens{home}\n",
-        if n == 1 { "" } else { "s" }
+        "memory: {n}{of} hit{}, {used}/{budget} tokens{home}\n",
+        if n == 1 && of.is_empty() { "" } else { "s" }
     )
 }
 
@@ -1644,13 +1654,14 @@ fn pack(
     let home = home.as_deref();
     let texts: Vec<String> = hits.iter().map(|h| hit_text(0, h, home)).collect();
     let costs: Vec<usize> = texts.iter().map(|t| count_tokens(t).max(1)).collect();
-    // Room for the header, the notes and the "more" line.
-    let reserve = count_tokens(&header(query, 99, 9_999, budget, home))
+    // Room for the header and the notes. The "more" line takes what the
+    // hits leave: a reserve for it cost answers at every budget (at 200
+    // tokens 437 -> 448 over the corpus questions without one).
+    let reserve = count_tokens(&header(99, 999, 9_999, budget, home))
         + notes
             .iter()
             .map(|n| count_tokens(&format!("note: {n}\n")))
-            .sum::<usize>()
-        + 40.min(budget / 8);
+            .sum::<usize>();
     let room = budget.saturating_sub(reserve);
     let mut order: Vec<usize> = (0..hits.len()).collect();
     // Value falls steeply with rank, so the best hits win unless they are
@@ -1730,7 +1741,7 @@ fn pack(
             String::new()
         } else {
             format!(
-                "{} more (memory_expand an id to go deeper): {}{}\n",
+                "{} more (expand an id to go deeper): {}{}\n",
                 more.len(),
                 more[..k].join(", "),
                 if k < more.len() { ", …" } else { "" }
@@ -1739,13 +1750,25 @@ fn pack(
     };
     // With `line` as the "more" line: the tokens the header reports (those
     // of the answer with a 0 there) and those of the answer as written.
-    let draft_header = count_lines(&header(query, kept.len(), 0, budget, home));
+    let draft_header = count_lines(&header(
+        kept.len(),
+        kept.len() + more.len(),
+        0,
+        budget,
+        home,
+    ));
     let counts = |line: &str| {
         let rest = body_tokens + count_lines(line) + tail_tokens;
         let used = draft_header + rest;
         (
             used,
-            count_lines(&header(query, kept.len(), used, budget, home)) + rest,
+            count_lines(&header(
+                kept.len(),
+                kept.len() + more.len(),
+                used,
+                budget,
+                home,
+            )) + rest,
         )
     };
     let k = most_that_fit(more.len(), |k| counts(&more_line(k)).1 <= budget);
@@ -1753,7 +1776,7 @@ fn pack(
     let (used, tokens) = counts(&line);
     let text = format!(
         "{}{body}{line}{tail}",
-        header(query, kept.len(), used, budget, home)
+        header(kept.len(), kept.len() + more.len(), used, budget, home)
     );
     let (text, tokens) = if tokens <= budget {
         (text, tokens)
@@ -2253,6 +2276,24 @@ mod tests {
             "{}",
             a.text
         );
+    }
+
+    #[test]
+    fn the_header_counts_what_was_left_out_and_does_not_repeat_the_question() {
+        let (g, mut eps) = sample();
+        for t in 10..40 {
+            let text = format!("The billing job note {t}: retries are logged with their invoice.");
+            eps.push(ep(t, Speaker::User, "2026-05-04T11:00:00Z", &text));
+        }
+        let a = run_on(&g, eps, "billing retries", 200);
+        assert!(a.tokens <= 200, "{}", a.text);
+        let first = a.text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("memory: "), "{first}");
+        assert!(!first.contains("billing retries"), "{first}");
+        let shown = a.hits.len();
+        let all = shown + a.more.len();
+        assert!(all > shown, "{}", a.text);
+        assert!(first.contains(&format!("{shown} of {all} hits")), "{first}");
     }
 
     #[test]
