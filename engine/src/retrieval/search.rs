@@ -190,8 +190,8 @@ pub struct GraphSource<'a> {
 /// What a search looks through.
 #[derive(Default)]
 pub struct Sources<'a> {
-    /// Graphs, the session's first (a node id found in an earlier graph
-    /// hides the same id in a later one).
+    /// Graphs, the session's first (a node found in an earlier graph hides
+    /// its copy in a later one: the same id said in the same turn).
     pub graphs: Vec<GraphSource<'a>>,
     /// What was said, any order.
     pub episodes: Vec<Episode>,
@@ -781,6 +781,22 @@ pub struct SearchIndex<'a> {
     corpus: Arc<Corpus>,
 }
 
+/// Whether two nodes of one id in different graphs are one thing: a
+/// session's node and its copy in the project's graph share a turn they
+/// were said in (or one of them does not say where it came from, as a
+/// seeded anchor). The same id said only in another project's turns is
+/// another thing: "gareth" the landlord of one is not "gareth" in finance
+/// of another, and `--scope all` shows both.
+fn one_thing(a: &Node, b: &Node) -> bool {
+    a.evidence.is_empty()
+        || b.evidence.is_empty()
+        || a.evidence.iter().any(|e| {
+            b.evidence
+                .iter()
+                .any(|f| e.turn == f.turn && e.session == f.session)
+        })
+}
+
 /// Where each node sits, per graph.
 fn positions<'a>(nodes: &[Vec<&'a Node>]) -> FxHashMap<(usize, &'a NodeId), usize> {
     let mut pos_of = FxHashMap::default();
@@ -794,16 +810,20 @@ fn positions<'a>(nodes: &[Vec<&'a Node>]) -> FxHashMap<(usize, &'a NodeId), usiz
 }
 
 impl<'a> SearchIndex<'a> {
-    /// Indexes the sources: each node id once (the first graph holding it
+    /// Indexes the sources: each node once (the first graph holding it
     /// wins), each thing said once.
     pub fn build(sources: Sources<'a>) -> SearchIndex<'a> {
-        // The nodes, each id once (the first graph holding it wins).
-        let mut seen_ids: FxHashSet<&NodeId> = FxHashSet::default();
+        // The nodes, each thing once: a node hides a later graph's node of
+        // the same id that is the same thing (the first graph holding it
+        // wins).
+        let mut seen_ids: FxHashMap<&NodeId, Vec<&Node>> = FxHashMap::default();
         let mut nodes: Vec<Vec<&Node>> = Vec::new();
         for g in &sources.graphs {
             let mut v = Vec::with_capacity(g.graph.node_count());
             for n in g.graph.nodes() {
-                if seen_ids.insert(&n.id) {
+                let seen = seen_ids.entry(&n.id).or_default();
+                if !seen.iter().any(|m| one_thing(m, n)) {
+                    seen.push(n);
                     v.push(n);
                 }
             }
@@ -2294,6 +2314,64 @@ mod tests {
         let all = shown + a.more.len();
         assert!(all > shown, "{}", a.text);
         assert!(first.contains(&format!("{shown} of {all} hits")), "{first}");
+    }
+
+    #[test]
+    fn one_id_in_two_projects_is_two_things_unless_said_in_the_same_turn() {
+        let said = |session: &str, turn: u32, text: &str| Evidence {
+            session: session.into(),
+            turn,
+            speaker: "user".into(),
+            text: text.into(),
+        };
+        let person = |detail: &str, ev: Evidence| {
+            let mut n = node("Tamsin", NodeKind::Person, detail);
+            n.evidence.push(ev);
+            n
+        };
+        let mut session = Graph::new();
+        session.upsert_node(person(
+            "harbour pilot",
+            said("s1", 3, "Tamsin is the harbour pilot this week."),
+        ));
+        // The project's copy of the session's node: one thing.
+        let mut project = Graph::new();
+        project.upsert_node(person(
+            "harbour pilot",
+            said("s1", 3, "Tamsin is the harbour pilot this week."),
+        ));
+        // Another project's Tamsin: another person.
+        let mut other = Graph::new();
+        other.upsert_node(person(
+            "orchard tenant",
+            said("s9", 5, "Tamsin rents the orchard plot by the lane."),
+        ));
+        let src = Sources {
+            graphs: vec![
+                GraphSource {
+                    name: "session".into(),
+                    graph: &session,
+                },
+                GraphSource {
+                    name: "project".into(),
+                    graph: &project,
+                },
+                GraphSource {
+                    name: "project other".into(),
+                    graph: &other,
+                },
+            ],
+            episodes: Vec::new(),
+        };
+        let a = search(
+            src,
+            "who is Tamsin?",
+            &SearchOptions::at(t("2026-11-02T12:00:00Z")),
+            None,
+        );
+        let found: Vec<&str> = a.hits.iter().map(|h| h.source.as_str()).collect();
+        assert_eq!(found, ["session", "project other"], "{}", a.text);
+        assert!(a.text.contains("orchard tenant"), "{}", a.text);
     }
 
     #[test]
