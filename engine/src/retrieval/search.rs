@@ -785,8 +785,8 @@ pub struct SearchIndex<'a> {
 /// session's node and its copy in the project's graph share a turn they
 /// were said in (or one of them does not say where it came from, as a
 /// seeded anchor). The same id said only in another project's turns is
-/// another thing: "gareth" the landlord of one is not "gareth" in finance
-/// of another, and `--scope all` shows both.
+/// another thing: "tamsin" the harbour pilot of one is not "tamsin" the
+/// orchard tenant of another, and `--scope all` shows both.
 fn one_thing(a: &Node, b: &Node) -> bool {
     a.evidence.is_empty()
         || b.evidence.is_empty()
@@ -956,8 +956,8 @@ impl<'a> SearchIndex<'a> {
         // neighbouring words of the question count as a word where what
         // was said uses them as one, and never spells one of the two out.
         // (Where both words were said, initials are mostly something else:
-        // "removal company" is no "rc", a release candidate; measured with
-        // every transcript pooled, answers at 800 tokens 510 → 516.)
+        // "garden tools" is no "gt", a build target; measured with every
+        // transcript pooled, answers at 800 tokens 510 → 516.)
         for pair in tokenize(text).windows(2) {
             let initials: String = pair.iter().filter_map(|w| w.chars().next()).collect();
             let spelled_out = pair.iter().all(|w| self.corpus.index.terms.contains_key(w));
