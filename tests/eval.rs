@@ -83,8 +83,11 @@ fn pooled_retrieval_asks_each_question_of_every_transcript_at_once() {
         .lines()
         .find(|l| l.starts_with("pooled corpus"))
         .unwrap_or_else(|| panic!("no pooled row: {text}"));
-    // Four questions in all, two of them answerable.
-    assert!(row.split_whitespace().nth(2) == Some("4"), "{row}");
+    // Four questions in all, two of them answerable, and both answers
+    // found among the two sessions' turns.
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells.get(2), Some(&"4"), "{row}");
+    assert_eq!(cells.get(3), Some(&"50%"), "{row}");
 }
 
 #[test]
