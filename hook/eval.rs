@@ -592,12 +592,18 @@ fn run_transcript(
     let render = session.render(now).text;
     let turns = t.turns().count() as u32;
     let mut s = score(&name, labels, &render, &session.graph, turns, &fired);
-    retrieval(&mut s, &session, t, labels, now, ask, sem)?;
+    // What was said, read once: for this session's questions and the
+    // pooled ones.
+    let said: Vec<episodes::Episode> = episodes::read(&session.path(episodes::FILE))?
+        .episodes
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    retrieval(&mut s, &session, said.clone(), t, labels, ask, sem);
     s.missed.push(format!("--- final injection ---\n{render}"));
-    let read = episodes::read(&session.path(episodes::FILE))?;
     let pool = Pooled {
         name,
-        episodes: read.episodes.into_iter().map(|(_, e)| e).collect(),
+        episodes: said,
         graph: session.graph,
         turns: t.turns().map(|x| (x.timestamp, turn_text(x))).collect(),
         questions: labels.questions.clone(),
@@ -632,45 +638,84 @@ fn pooled(name: &str, pools: &[Pooled], ask: &Ask) -> Score {
     let turns: Vec<&(Option<chrono::DateTime<chrono::Utc>>, String)> =
         pools.iter().flat_map(|p| &p.turns).collect();
     let docs: Vec<String> = turns.iter().map(|t| t.1.clone()).collect();
-    let bm = search::DocIndex::new(&docs);
     let mut by_time: Vec<usize> = (0..docs.len()).collect();
     by_time.sort_by_key(|&i| std::cmp::Reverse(turns[i].0));
-    let newest: Vec<&str> = by_time.iter().map(|&i| docs[i].as_str()).collect();
-    let recent = pack_in_order(&newest, ask.budget);
+    let base = Baselines::new(&docs, by_time.into_iter(), ask.budget);
     let mut opts = search::SearchOptions::at(now);
     opts.budget = ask.budget;
     for p in pools {
         for q in &p.questions {
             let a = idx.search(&q.q, &opts, None);
-            s.query_tokens += a.tokens as u64;
-            tally(&mut s.query_hits, &mut s.query_words, &a.text, &q.answer);
-            let ranked: Vec<&str> = bm
-                .rank(&q.q)
-                .into_iter()
-                .map(|(i, _)| docs[i].as_str())
-                .collect();
-            let bm25 = pack_in_order(&ranked, ask.budget);
-            tally(&mut s.bm25_hits, &mut s.bm25_words, &bm25, &q.answer);
-            tally(&mut s.recent_hits, &mut s.recent_words, &recent, &q.answer);
-            let all = |c: &str| q.answer.iter().all(|x| holds(c, x));
-            if !all(&a.text) {
-                s.missed.push(format!(
-                    "query missed ({}): {} ({}){}",
-                    p.name,
-                    q.q,
-                    q.answer.join(", "),
-                    if all(&bm25) { " — BM25 had it" } else { "" }
-                ));
-                if ask.contexts {
-                    s.missed.push(format!(
-                        "--- query context ---\n{}\n--- BM25 context ---\n{bm25}\n---",
-                        a.text
-                    ));
-                }
-            }
+            compare(&mut s, q, &a, &base, ask, Some(&p.name));
         }
     }
     s
+}
+
+/// The two baselines over raw turns, built once for many questions: BM25
+/// over `docs` and the newest of them packed to the budget.
+struct Baselines<'d> {
+    docs: &'d [String],
+    bm: search::DocIndex,
+    recent: String,
+}
+
+impl<'d> Baselines<'d> {
+    /// `newest`: the documents' positions, newest first.
+    fn new(docs: &'d [String], newest: impl Iterator<Item = usize>, budget: usize) -> Self {
+        let newest: Vec<&str> = newest.map(|i| docs[i].as_str()).collect();
+        Baselines {
+            docs,
+            bm: search::DocIndex::new(docs),
+            recent: pack_in_order(&newest, budget),
+        }
+    }
+}
+
+/// Scores one question's three contexts at the ask's budget: the query's
+/// answer `a`, BM25's documents packed in rank order, and the newest
+/// turns. What the query missed is kept for --verbose, named with its
+/// transcript `from` when pooled.
+fn compare(
+    s: &mut Score,
+    q: &Question,
+    a: &search::Answer,
+    base: &Baselines<'_>,
+    ask: &Ask,
+    from: Option<&str>,
+) {
+    s.query_tokens += a.tokens as u64;
+    tally(&mut s.query_hits, &mut s.query_words, &a.text, &q.answer);
+    let ranked: Vec<&str> = base
+        .bm
+        .rank(&q.q)
+        .into_iter()
+        .map(|(i, _)| base.docs[i].as_str())
+        .collect();
+    let bm25 = pack_in_order(&ranked, ask.budget);
+    tally(&mut s.bm25_hits, &mut s.bm25_words, &bm25, &q.answer);
+    tally(
+        &mut s.recent_hits,
+        &mut s.recent_words,
+        &base.recent,
+        &q.answer,
+    );
+    let all = |c: &str| q.answer.iter().all(|x| holds(c, x));
+    if !all(&a.text) {
+        s.missed.push(format!(
+            "query missed{}: {} ({}){}",
+            from.map(|f| format!(" ({f})")).unwrap_or_default(),
+            q.q,
+            q.answer.join(", "),
+            if all(&bm25) { " — BM25 had it" } else { "" }
+        ));
+        if ask.contexts {
+            s.missed.push(format!(
+                "--- query context ---\n{}\n--- BM25 context ---\n{bm25}\n---",
+                a.text
+            ));
+        }
+    }
 }
 
 /// One turn as a baseline sees it.
@@ -736,30 +781,28 @@ struct Ask {
 fn retrieval(
     s: &mut Score,
     session: &Session,
+    said: Vec<episodes::Episode>,
     t: &Transcript,
     labels: &Labels,
-    now: chrono::DateTime<chrono::Utc>,
     ask: &Ask,
     sem: &mut Option<rollgraph_engine::semantic::Semantic>,
-) -> Result<()> {
-    let (budget, contexts) = (ask.budget, ask.contexts);
+) {
     if labels.questions.is_empty() {
-        return Ok(());
+        return;
     }
-    let read = episodes::read(&session.path(episodes::FILE))?;
+    let now = t.ended_at();
     let src = search::Sources {
         graphs: vec![search::GraphSource {
             name: "session".into(),
             graph: &session.graph,
         }],
-        episodes: read.episodes.into_iter().map(|(_, e)| e).collect(),
+        episodes: said,
     };
     let idx = search::SearchIndex::build(src);
     let turns: Vec<String> = t.turns().map(turn_text).collect();
-    let newest: Vec<&str> = turns.iter().rev().map(String::as_str).collect();
-    let recent = pack_in_order(&newest, budget);
+    let base = Baselines::new(&turns, (0..turns.len()).rev(), ask.budget);
     let mut opts = search::SearchOptions::at(now);
-    opts.budget = budget;
+    opts.budget = ask.budget;
     // Each transcript's nodes are embedded afresh (ids repeat across them).
     if let Some(sem) = sem.as_mut() {
         sem.index = rollgraph_engine::semantic::VectorIndex::new();
@@ -769,32 +812,8 @@ fn retrieval(
             .as_mut()
             .map(|sem| search::close_nodes(sem, &session.graph, &q.q, ask.threshold));
         let a = idx.search(&q.q, &opts, close.as_deref());
-        s.query_tokens += a.tokens as u64;
-        tally(&mut s.query_hits, &mut s.query_words, &a.text, &q.answer);
-        let ranked: Vec<&str> = search::bm25_rank(&turns, &q.q)
-            .into_iter()
-            .map(|(i, _)| turns[i].as_str())
-            .collect();
-        let bm25 = pack_in_order(&ranked, budget);
-        tally(&mut s.bm25_hits, &mut s.bm25_words, &bm25, &q.answer);
-        tally(&mut s.recent_hits, &mut s.recent_words, &recent, &q.answer);
-        let all = |c: &str| q.answer.iter().all(|x| holds(c, x));
-        if !all(&a.text) {
-            s.missed.push(format!(
-                "query missed: {} ({}){}",
-                q.q,
-                q.answer.join(", "),
-                if all(&bm25) { " — BM25 had it" } else { "" }
-            ));
-            if contexts {
-                s.missed.push(format!(
-                    "--- query context ---\n{}\n--- BM25 context ---\n{bm25}\n---",
-                    a.text
-                ));
-            }
-        }
+        compare(s, q, &a, &base, ask, None);
     }
-    Ok(())
 }
 
 /// The corpus: every `NAME.jsonl` with labels beside it, sorted by name.

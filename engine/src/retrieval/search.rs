@@ -1918,15 +1918,9 @@ fn fit(text: String, budget: usize) -> String {
     out
 }
 
-/// BM25 over plain documents with the search's tokenizer: `(index, score)`
-/// of every document matching the query, best first. Benchmarks rank raw
-/// turns with it, so a baseline and the search count words the same way.
-pub fn bm25_rank(docs: &[String], query: &str) -> Vec<(usize, f64)> {
-    DocIndex::new(docs).rank(query)
-}
-
-/// BM25 over plain documents, indexed once for any number of questions:
-/// the raw-turn baseline of a benchmark that asks many.
+/// BM25 over plain documents with the search's tokenizer, indexed once for
+/// any number of questions. Benchmarks rank raw turns with it, so a
+/// baseline and the search count words the same way.
 pub struct DocIndex {
     index: Index,
 }
@@ -1942,7 +1936,7 @@ impl DocIndex {
         DocIndex { index }
     }
 
-    /// The documents matching `query`, best first, with their BM25.
+    /// `(index, score)` of every document matching `query`, best first.
     pub fn rank(&self, query: &str) -> Vec<(usize, f64)> {
         let q = stems(query);
         let mut out: Vec<(usize, f64)> = self
@@ -2535,18 +2529,11 @@ mod tests {
             "2026-05-06T09:00:00Z",
             "bump lr to 7e-5, the loss curve is too noisy",
         ));
-        let src = Sources {
-            graphs: vec![GraphSource {
-                name: "session".into(),
-                graph: &g,
-            }],
-            episodes: eps,
-        };
-        let a = search(
-            src,
+        let a = run_on(
+            &g,
+            eps,
             "what learning rate did we settle on?",
-            &SearchOptions::at(t("2026-11-02T12:00:00Z")),
-            None,
+            DEFAULT_BUDGET,
         );
         assert!(a.text.contains("7e-5"), "{}", a.text);
         assert!(a.text.contains("matched lr (learning rate)"), "{}", a.text);
@@ -2568,19 +2555,7 @@ mod tests {
             "2026-05-06T09:05:00Z",
             "the garden shed is full, the tools go in the garage",
         ));
-        let src = Sources {
-            graphs: vec![GraphSource {
-                name: "session".into(),
-                graph: &g,
-            }],
-            episodes: eps,
-        };
-        let a = search(
-            src,
-            "where do the garden tools go?",
-            &SearchOptions::at(t("2026-11-02T12:00:00Z")),
-            None,
-        );
+        let a = run_on(&g, eps, "where do the garden tools go?", DEFAULT_BUDGET);
         assert!(a.text.contains("garage"), "{}", a.text);
         assert!(!a.text.contains("gt build"), "{}", a.text);
     }
