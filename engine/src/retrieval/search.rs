@@ -1742,6 +1742,7 @@ fn pack(
             });
         }
     }
+    let (shown, found) = (kept.len(), kept.len() + more.len());
     let mut body = String::new();
     for (i, h) in kept.iter().enumerate() {
         body.push_str(&hit_text(i + 1, h, home));
@@ -1770,25 +1771,13 @@ fn pack(
     };
     // With `line` as the "more" line: the tokens the header reports (those
     // of the answer with a 0 there) and those of the answer as written.
-    let draft_header = count_lines(&header(
-        kept.len(),
-        kept.len() + more.len(),
-        0,
-        budget,
-        home,
-    ));
+    let draft_header = count_lines(&header(shown, found, 0, budget, home));
     let counts = |line: &str| {
         let rest = body_tokens + count_lines(line) + tail_tokens;
         let used = draft_header + rest;
         (
             used,
-            count_lines(&header(
-                kept.len(),
-                kept.len() + more.len(),
-                used,
-                budget,
-                home,
-            )) + rest,
+            count_lines(&header(shown, found, used, budget, home)) + rest,
         )
     };
     let k = most_that_fit(more.len(), |k| counts(&more_line(k)).1 <= budget);
@@ -1796,7 +1785,7 @@ fn pack(
     let (used, tokens) = counts(&line);
     let text = format!(
         "{}{body}{line}{tail}",
-        header(kept.len(), kept.len() + more.len(), used, budget, home)
+        header(shown, found, used, budget, home)
     );
     let (text, tokens) = if tokens <= budget {
         (text, tokens)
