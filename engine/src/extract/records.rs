@@ -529,7 +529,7 @@ fn attributive_subject(
     // A clock time ("a 1pm call", "the 14:00 slot") is when, not how much.
     let bare = value.strip_prefix("the ").unwrap_or(value);
     let measured = !bare.contains(':')
-        && value_unit(bare).is_some_and(|u| !matches!(u.as_str(), "date" | "am" | "pm"));
+        && value_unit(bare).is_some_and(|u| !matches!(u.as_str(), "date" | "time"));
     if !determined || !measured || ws[vi].raw.ends_with([',', '.', ';', ':', '!', '?']) {
         return None;
     }
@@ -848,9 +848,9 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     value
 }
 
-/// Whether a value is a time of day ("14:30", "2pm", "9am").
+/// Whether a value is a time of day ("14:30", "2pm", "9 am").
 fn clock_time(value: &str) -> bool {
-    let v = value.to_lowercase();
+    let v = value.to_lowercase().replace(['.', ' '], "");
     let digits = v.trim_end_matches(|c: char| c.is_alphabetic());
     (v.ends_with("am") || v.ends_with("pm") || v.contains(':'))
         && !digits.is_empty()
@@ -865,6 +865,10 @@ fn clock_time(value: &str) -> bool {
 pub fn value_unit(value: &str) -> Option<String> {
     if is_dated(value) {
         return Some("date".into());
+    }
+    // "7am", "6:30 pm" and "19:00" are all times of day.
+    if clock_time(value.trim()) {
+        return Some("time".into());
     }
     let v = value.trim().to_lowercase();
     let mut words = v.split_whitespace();
