@@ -2767,3 +2767,53 @@ fn a_thing_that_is_out_is_no_person() {
         );
     }
 }
+
+#[test]
+fn a_day_the_turn_gives_up_is_the_one_a_moved_date_replaces() {
+    words();
+    assert_eq!(
+        extract::days_said("Rosa can't make the 10th, so June 17 it is."),
+        [(17, Some(6)), (10, None)]
+    );
+    assert_eq!(extract::date_of("Thursday June 10"), Some((10, Some(6))));
+    // A bare number is a count, not a day.
+    assert!(extract::days_said("we need 10 chairs").is_empty());
+    // The old day is named in the turn, not in the sentence that moves
+    // the event, and under another name for the event.
+    let g = session(&[
+        "the launch party is on Thursday June 10.",
+        "Rosa can't make the 10th after all. So sorry, the celebration moved to June 17.",
+    ]);
+    assert_fact_replaced(&g, "June 17", "June 10");
+    // A day the same turn states for something else is no old day.
+    let g = session(&[
+        "the review is on June 3. the release moved to June 24.",
+        "the release is June 24 and the review June 3.",
+    ]);
+    let live = in_force_of(&g, NodeKind::Fact);
+    assert!(live.iter().any(|l| l.contains("June 3")), "{live:?}");
+}
+
+#[test]
+fn a_bare_value_updates_the_fact_of_its_unit_said_just_before() {
+    words();
+    let g = session(&[
+        "the read timeout is 30 seconds.",
+        "the retry delay is 20 seconds.",
+        "too short, bump it to 45 seconds.",
+    ]);
+    assert_fact_replaced(&g, "retry delay: 45 seconds", "retry delay: 20 seconds");
+    let live = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        live.iter().any(|l| l == "read timeout: 30 seconds"),
+        "{live:?}"
+    );
+    // Times of day are values of one kind, however written.
+    assert_eq!(extract::value_unit("6:30 pm").as_deref(), Some("time"));
+    assert_eq!(extract::value_unit("7am").as_deref(), Some("time"));
+    assert_eq!(extract::value_unit("19:00").as_deref(), Some("time"));
+    assert_eq!(
+        extract::fact("The standup is at 9 am on Mondays.").map(|f| f.label),
+        Some("standup: 9 am".into())
+    );
+}

@@ -100,6 +100,38 @@ fn dates_written(text: &str) -> Vec<(u32, u32, DateStyle)> {
     out
 }
 
+/// The days of the month `text` says: with their month where it writes one
+/// ("23 April", "April 23rd"), else alone ("the 15th", "15th"; a bare
+/// number is a count, not a day).
+pub fn days_said(text: &str) -> Vec<(u32, Option<u32>)> {
+    let mut out: Vec<(u32, Option<u32>)> = dates_written(text)
+        .into_iter()
+        .map(|(d, m, _)| (d, Some(m)))
+        .collect();
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '"'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        let w = w.trim_end_matches([',', '.', ';', ':', '!', '?']);
+        let suffixed = w.chars().any(|c| c.is_ascii_alphabetic());
+        let after_the = i > 0 && words[i - 1].eq_ignore_ascii_case("the");
+        let Some(day) = day_of(w).filter(|_| suffixed || after_the) else {
+            continue;
+        };
+        if !out.iter().any(|(d, m)| *d == day && m.is_some()) {
+            out.push((day, None));
+        }
+    }
+    out
+}
+
+/// The day and month a date value says ("Thursday July 15" → 15, July;
+/// "the 20th" → 20, none).
+pub fn date_of(value: &str) -> Option<(u32, Option<u32>)> {
+    days_said(value).into_iter().next()
+}
+
 /// How `texts` write dates: the style they write a month beside a day's
 /// number in more often ("20 June", "the 20th of June" against "June
 /// 20"); `None` when they write neither more.

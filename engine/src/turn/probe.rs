@@ -1320,6 +1320,14 @@ impl<'a> Plan<'a> {
         } else {
             Vec::new()
         };
+        // The days the turn says ("can't do the 15th after all, it moved
+        // to the 22nd"): a day said to move leaves the one it replaced.
+        let new_day = extract::date_of(value);
+        let days: Vec<(u32, Option<u32>)> = if dated {
+            extract::days_said(&self.turn_text)
+        } else {
+            Vec::new()
+        };
         let unit_in = |u: &Option<String>, ws: &[String]| {
             u.as_deref()
                 .is_some_and(|u| u.split_whitespace().any(|w| ws.contains(&extract::stem(w))))
@@ -1357,7 +1365,23 @@ impl<'a> Plan<'a> {
                     .collect();
                 within(&words, &old_said)
             };
-            let moved_day = dated && changes && (ow.iter().any(|w| said.contains(w)) || said_of());
+            // Or the turn names the old day beside the new one (a day it
+            // states itself is no old one).
+            let day_named = || {
+                let Some((d, m)) = extract::date_of(ov) else {
+                    return false;
+                };
+                if n.evidence.iter().any(|e| e.turn == self.turn) {
+                    return false;
+                }
+                let same = |(d2, m2): (u32, Option<u32>)| {
+                    d2 == d && (m2.is_none() || m.is_none() || m2 == m)
+                };
+                new_day.is_some_and(|nd| !same(nd)) && days.iter().any(|x| same(*x))
+            };
+            let moved_day = dated
+                && changes
+                && (ow.iter().any(|w| said.contains(w)) || said_of() || day_named());
             // A fuller name of the same head said with a change ("the trip
             // budget goes up to …" after "budget: …") is that fact.
             let fuller = changes && within(&ow, &words) && ow.last() == words.last();
@@ -1518,13 +1542,34 @@ impl<'a> Plan<'a> {
         self.upsert(&m, sentence, self.cfg.decision_weight * 0.5, from_user)
     }
 
-    /// The facts in force whose value is measured in `unit`, as (subject,
-    /// value, lowercase).
-    fn facts_in(&self, unit: &str) -> Vec<(String, String)> {
-        self.facts_held()
-            .filter(|(_, old)| extract::value_unit(old).as_deref() == Some(unit))
-            .map(|(subject, old)| (subject.to_owned(), old.to_lowercase()))
-            .collect()
+    /// The one fact in force measured in `unit`, as (subject, value,
+    /// lowercase): the only one, or, of several, the only one said in this
+    /// turn or the one before ("the 30s poll is too often" … "60s.").
+    fn fact_in(&self, unit: &str) -> Option<(String, String)> {
+        let held: Vec<&Node> = self
+            .current_of_kind(NodeKind::Fact)
+            .into_iter()
+            .filter_map(|id| self.node_ref(&id))
+            .filter(|n| {
+                n.label
+                    .split_once(": ")
+                    .is_some_and(|(_, v)| extract::value_unit(v).as_deref() == Some(unit))
+            })
+            .collect();
+        let recent = |n: &&&Node| {
+            n.evidence
+                .iter()
+                .any(|e| e.turn + 1 >= self.turn && e.turn <= self.turn)
+        };
+        let pick: Vec<&&Node> = match held.len() {
+            1 => held.iter().collect(),
+            _ => held.iter().filter(recent).collect(),
+        };
+        let [n] = pick.as_slice() else {
+            return None;
+        };
+        let (subject, value) = n.label.split_once(": ")?;
+        Some((subject.to_owned(), value.to_lowercase()))
     }
 
     /// The facts in force, as the subject and the value their labels say
@@ -1601,16 +1646,14 @@ impl<'a> Plan<'a> {
             None if extract::says_change(s) || extract::says_update(s) => {
                 extract::free_measures(s).into_iter().find_map(|v| {
                     let u = extract::value_unit(&v).filter(|u| u != "date")?;
-                    (self.facts_in(&u).len() == 1).then_some((v, u))
+                    self.fact_in(&u).is_some().then_some((v, u))
                 })?
             }
             None => return None,
         };
         let unit = extract::value_unit(&value).unwrap_or(unit);
-        let same = self.facts_in(&unit);
-        let mut hits = same.into_iter();
-        let (subject, old) = hits.next()?;
-        if hits.next().is_some() || old == value.to_lowercase() {
+        let (subject, old) = self.fact_in(&unit)?;
+        if old == value.to_lowercase() {
             return None;
         }
         Some(extract::Record::fact(&subject, &value, s))
