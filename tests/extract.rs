@@ -2817,3 +2817,30 @@ fn a_bare_value_updates_the_fact_of_its_unit_said_just_before() {
         Some("standup: 9 am".into())
     );
 }
+
+#[test]
+fn a_chosen_pronoun_stands_for_the_thing_a_sentence_before_named() {
+    words();
+    let g = session(&[
+        "found one! Quillby, a family firm, came round this afternoon. £540 for the whole day, insured. we're going with them.",
+    ]);
+    assert_in_force(&g, "Use Quillby");
+    let d = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.label.starts_with("Use Quillby"))
+        .unwrap_or_else(|| panic!("no decision"));
+    // The evidence is what was said, not the rewritten sentence.
+    assert!(
+        d.evidence
+            .iter()
+            .any(|e| e.text.contains("going with them")),
+        "{:?}",
+        d.evidence
+    );
+    // A person picked up is no choice.
+    let g = session(&[
+        "Tamsin Okoro, our cat sitter, is brilliant. the vet is on friday. and we pick her up sunday afternoon.",
+    ]);
+    assert!(in_force(&g).is_empty(), "{:?}", in_force(&g));
+}

@@ -157,6 +157,7 @@ impl Probe for HeuristicProbe {
             plan.turn_text = turn.user.clone();
             plan.last_drop = None;
             plan.prev_sentence.clear();
+            plan.turn_said.clear();
             plan.prev_reply = previous_reply.to_owned();
             let user_sentences = extract::sentences(&turn.user);
             // "yes, do that": the proposal in the reply just before becomes
@@ -388,6 +389,8 @@ struct Plan<'a> {
     last_drop: Option<NodeId>,
     /// The user's previous sentence in this turn ("Ask X. He's the DBA").
     prev_sentence: String,
+    /// The user's sentences of the turn being read, so far.
+    turn_said: Vec<String>,
     /// The reply the user's turn answers ("the budget is 90 KB" before
     /// "make it 60 KB").
     prev_reply: String,
@@ -478,6 +481,7 @@ impl<'a> Plan<'a> {
             turn_text: String::new(),
             last_drop: None,
             prev_sentence: String::new(),
+            turn_said: Vec::new(),
             prev_reply: String::new(),
             usage: WordUse::of(input.turns),
             day: input.now.date_naive(),
@@ -860,6 +864,13 @@ impl<'a> Plan<'a> {
         } else {
             String::new()
         };
+        let earlier: Vec<String> = if from_user {
+            let e = self.turn_said.clone();
+            self.turn_said.push(s.to_owned());
+            e
+        } else {
+            Vec::new()
+        };
         for k in self.known_names(s) {
             if !ms
                 .iter()
@@ -965,11 +976,30 @@ impl<'a> Plan<'a> {
                         return None;
                     }
                     let joined = format!("{}, {s}", prior.trim_end_matches(['.', '!', ';']));
-                    extract::decision(&joined, self.input.root).filter(|d| {
-                        d.chosen.is_some()
-                            && extract::decision(&prior, self.input.root)
-                                .is_none_or(|p| p.label != d.label)
-                    })
+                    extract::decision(&joined, self.input.root)
+                        .filter(|d| {
+                            d.chosen.is_some()
+                                && extract::decision(&prior, self.input.root)
+                                    .is_none_or(|p| p.label != d.label)
+                        })
+                        .or_else(|| {
+                            // Else the thing the nearest of the turn's
+                            // sentences before names first ("found one! X,
+                            // family firm. £540 for the day. we're going
+                            // with them").
+                            let thing = earlier.iter().rev().take(3).find_map(|before| {
+                                extract::mentions(before, self.input.root)
+                                    .into_iter()
+                                    .find(|m| m.kind == NodeKind::Entity)
+                            })?;
+                            let named = replace_pronoun(s, &thing.label)?;
+                            extract::decision(&named, self.input.root)
+                                .filter(|d| d.chosen.as_deref() == Some(thing.label.as_str()))
+                                .map(|d| extract::Decision {
+                                    sentence: s.to_owned(),
+                                    ..d
+                                })
+                        })
                 });
             // "'X' is too close to Y, it'd confuse them. So we're going back
             // to Z": a choice in force that a sentence before it in the
@@ -2878,6 +2908,26 @@ impl<'a> Plan<'a> {
 }
 
 /// The first clause of an assistant sentence: enough to say what a thing is.
+/// `s` with its first object pronoun ("them", "it", "that" …) written
+/// as `name`; `None` when it has none.
+fn replace_pronoun(s: &str, name: &str) -> Option<String> {
+    let mut at = 0;
+    for w in s.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let word = w.trim_end_matches(|c: char| !c.is_alphanumeric());
+        if extract::lexicon::OBJECT_PRONOUNS.contains(&word.to_lowercase())
+            // A person is no choice.
+            && !matches!(
+                word.to_lowercase().as_str(),
+                "me" | "us" | "him" | "her" | "one"
+            )
+        {
+            return Some(format!("{}{name}{}", &s[..at], &s[at + word.len()..]));
+        }
+        at += w.len();
+    }
+    None
+}
+
 fn first_clause(s: &str) -> String {
     let cut = s
         .char_indices()
