@@ -1694,21 +1694,48 @@ fn pack(
     let mut chosen = vec![false; hits.len()];
     let mut used = 0usize;
     let mut count = 0usize;
-    for i in order {
-        if count >= limit {
+    // A node whose sentences a turn shown already says adds nothing but
+    // its label: it gives its room back, and the hits behind it fill it.
+    let mut dropped = vec![false; hits.len()];
+    for _pass in 0..2 {
+        for &i in &order {
+            if count >= limit {
+                break;
+            }
+            if chosen[i] || dropped[i] {
+                continue;
+            }
+            if used + costs[i] <= room {
+                chosen[i] = true;
+                used += costs[i];
+                count += 1;
+            } else if hits[i].kind != "node"
+                && let Some(cut) = cut_to(&hits[i], room - used, home)
+            {
+                used += count_tokens(&hit_text(0, &cut, home));
+                hits[i] = cut;
+                chosen[i] = true;
+                count += 1;
+            }
+        }
+        let said_again: Vec<usize> = (0..hits.len())
+            .filter(|&i| chosen[i] && hits[i].kind == "node")
+            .filter(|&i| {
+                let shown: Vec<&Hit> = (0..hits.len())
+                    .filter(|&j| chosen[j] && hits[j].kind != "node")
+                    .map(|j| &hits[j])
+                    .collect();
+                said_by_turns(&hits[i], &shown)
+            })
+            .collect();
+        if said_again.is_empty() {
             break;
         }
-        if used + costs[i] <= room {
-            chosen[i] = true;
-            used += costs[i];
-            count += 1;
-        } else if hits[i].kind != "node"
-            && let Some(cut) = cut_to(&hits[i], room - used, home)
-        {
-            used += count_tokens(&hit_text(0, &cut, home));
-            hits[i] = cut;
-            chosen[i] = true;
-            count += 1;
+        for i in said_again {
+            chosen[i] = false;
+            dropped[i] = true;
+            used -= costs[i];
+            count -= 1;
         }
     }
     // Room left over goes to the best turn that did not fit whole, cut to
@@ -1803,6 +1830,29 @@ fn pack(
         notes,
         text,
     }
+}
+
+/// Whether the turns `shown` say all a node hit says: each of its
+/// sentences (and its detail) is in a shown turn of its session, and no
+/// reason it surfaced (a replaced choice, a link) is one the turn cannot
+/// tell.
+fn said_by_turns(node: &Hit, shown: &[&Hit]) -> bool {
+    let told = |text: &str| {
+        let text = text.trim().trim_end_matches('…').trim();
+        !text.is_empty()
+            && shown.iter().any(|t| {
+                t.evidence.iter().any(|e| {
+                    node.evidence
+                        .iter()
+                        .any(|n| n.session == e.session && n.turn == e.turn)
+                        && e.text.contains(text)
+                })
+            })
+    };
+    !node.evidence.is_empty()
+        && node.why.iter().all(|w| w.starts_with("matched "))
+        && node.evidence.iter().all(|e| told(&e.text))
+        && node.detail.as_deref().is_none_or(told)
 }
 
 /// How steeply a hit's packing value falls with its score (value is
@@ -2255,6 +2305,54 @@ mod tests {
         // What matched is in `why`, not repeated in the text.
         assert!(!h.contains("matched "), "{h}");
         assert!(a.hits[0].why.iter().any(|w| w.starts_with("matched ")));
+    }
+
+    #[test]
+    fn a_node_a_shown_turn_already_says_gives_its_room_back() {
+        let (mut g, eps) = sample();
+        let said = "The billing job retries three times before it gives up on a payment.";
+        let mut n = node("billing job", NodeKind::Entity, said);
+        n.evidence.push(Evidence {
+            session: "s1".into(),
+            turn: 5,
+            speaker: "user".into(),
+            text: said.into(),
+        });
+        g.upsert_node(n);
+        let a = run_on(&g, eps, "how many times does the billing job retry?", 800);
+        assert!(
+            a.hits
+                .iter()
+                .any(|h| h.kind == "said" && h.evidence[0].turn == 5),
+            "{}",
+            a.text
+        );
+        assert!(
+            a.hits.iter().all(|h| h.label != "billing job"),
+            "{}",
+            a.text
+        );
+        assert!(
+            a.more.iter().any(|m| m.starts_with("billing job")),
+            "{:?}",
+            a.more
+        );
+        // A node whose sentence no shown turn says stays.
+        let (mut g, eps) = sample();
+        let mut n = node("billing job", NodeKind::Entity, "");
+        n.evidence.push(Evidence {
+            session: "s1".into(),
+            turn: 9,
+            speaker: "user".into(),
+            text: "the billing job retries on a backoff".into(),
+        });
+        g.upsert_node(n);
+        let a = run_on(&g, eps, "how many times does the billing job retry?", 800);
+        assert!(
+            a.hits.iter().any(|h| h.label == "billing job"),
+            "{}",
+            a.text
+        );
     }
 
     #[test]
