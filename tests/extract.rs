@@ -2844,3 +2844,21 @@ fn a_chosen_pronoun_stands_for_the_thing_a_sentence_before_named() {
     ]);
     assert!(in_force(&g).is_empty(), "{:?}", in_force(&g));
 }
+
+#[test]
+fn a_value_of_another_measure_is_another_fact_on_the_subject() {
+    words();
+    let g = session(&[
+        "The launch is 12 May.",
+        "After launch keep the old site up for 30 days.",
+        "The launch is 14 May.",
+    ]);
+    // The days after the launch are no new day for it …
+    let live = in_force_of(&g, NodeKind::Fact);
+    assert!(live.iter().any(|l| l == "launch: 30 days"), "{live:?}");
+    // … and the day it moves to replaces the day, not the days.
+    assert_fact_replaced(&g, "launch: 14 May", "launch: 12 May");
+    // A count of one noun still updates a count of another.
+    let g = session(&["the team is 5 people.", "the team is 7 engineers now."]);
+    assert_fact_replaced(&g, "team: 7 engineers", "team: 5 people");
+}

@@ -1302,10 +1302,27 @@ impl<'a> Plan<'a> {
         let Some(subject) = r.subject.as_deref().map(normalize_name) else {
             return;
         };
+        // A value of another measure on the same subject is another fact
+        // ("cutover: 2 March", then "keep the snapshot 30 days after
+        // cutover"), not its new value.
+        let unit = extract::value_unit(r.value());
+        let measures_alike = |n: &Node| {
+            let Some((_, v)) = n.label.split_once(": ") else {
+                return true;
+            };
+            let counted = |u: &str| {
+                u.chars().all(char::is_alphabetic) && !extract::lexicon::UNIT_WORDS.contains(u)
+            };
+            match (extract::value_unit(v), unit.as_deref()) {
+                (Some(a), Some(b)) => extract::same_dimension(&a, b) || (counted(&a) && counted(b)),
+                _ => true,
+            }
+        };
         let old: Vec<NodeId> = self
             .in_force_about(r.kind, &subject)
             .into_iter()
             .filter(|id| *id != rid)
+            .filter(|id| r.kind != NodeKind::Fact || self.node_ref(id).is_none_or(measures_alike))
             .collect();
         for o in old {
             self.supersede(&rid, &o);
