@@ -2862,3 +2862,23 @@ fn a_value_of_another_measure_is_another_fact_on_the_subject() {
     let g = session(&["the team is 5 people.", "the team is 7 engineers now."]);
     assert_fact_replaced(&g, "team: 7 engineers", "team: 5 people");
 }
+
+#[test]
+fn lets_typed_bare_opens_a_choice_but_stays_a_verb_after_a_subject() {
+    words();
+    let n = |s: &str| extract::normalize_typing(s, true);
+    assert_eq!(n("ok lets try quillby then"), "ok let's try quillby then");
+    assert_eq!(n("Lets keep it simple."), "Let's keep it simple.");
+    assert_eq!(
+        n("fine, lets go with the small pool"),
+        "fine, let's go with the small pool"
+    );
+    // The verb: after a subject, or before its object.
+    assert_eq!(n("it lets you pick a port"), "it lets you pick a port");
+    assert_eq!(n("this lets the job retry"), "this lets the job retry");
+    assert_eq!(n("lets us skip the cache"), "lets us skip the cache");
+    // Code is left as typed.
+    assert_eq!(n("run `lets try` again"), "run `lets try` again");
+    let g = session(&["lets try Quillby for the queue, we can live with the docs for now"]);
+    assert_in_force(&g, "Use Quillby");
+}

@@ -162,6 +162,7 @@ pub fn normalize_typing(text: &str, bare: bool) -> String {
     if !bare {
         return out;
     }
+    let out = restore_lets(&out);
     let meant = |word: &str| {
         let l = word.to_lowercase();
         lexicon::BARE_CONTRACTIONS.iter().find_map(|pair| {
@@ -197,6 +198,61 @@ pub fn normalize_typing(text: &str, bare: bool) -> String {
         fixed.push_str(&piece[at + core.len()..]);
         Some(fixed)
     })
+}
+
+/// "lets" typed for "let's" where it opens a clause and a verb follows
+/// ("ok lets try X", "fine, lets keep it"), not the verb ("it lets you",
+/// "this lets the job retry"): restored where the word before it is none,
+/// ends a clause or is an interjection or a conjunction, and the word after
+/// it is no pronoun or determiner.
+fn restore_lets(text: &str) -> String {
+    if !text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("lets"))
+    {
+        return text.to_owned();
+    }
+    let core_of = |piece: &str| -> String {
+        piece
+            .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+            .to_lowercase()
+    };
+    let pieces: Vec<&str> = text.split_inclusive(char::is_whitespace).collect();
+    let mut code = false;
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, piece) in pieces.iter().enumerate() {
+        let was_code = code;
+        code ^= piece.matches('`').count() % 2 == 1;
+        let word = piece.trim_end();
+        if was_code || word.contains('`') || core_of(word) != "lets" || !word.contains("ets") {
+            out.push_str(piece);
+            continue;
+        }
+        let opens = match i.checked_sub(1).map(|j| pieces[j].trim_end()) {
+            None | Some("") => true,
+            Some(p) => {
+                p.ends_with(CLAUSE_MARKS)
+                    || p.ends_with(['!', '?', '-', '—', '('])
+                    || lexicon::INTERJECTIONS.contains(core_of(p).as_str())
+                    || lexicon::COORDINATORS.contains(core_of(p).as_str())
+            }
+        };
+        let next = pieces.get(i + 1).map(|p| core_of(p)).unwrap_or_default();
+        let verb_next = !next.is_empty()
+            && next.chars().all(char::is_alphabetic)
+            && next != "you"
+            && !lexicon::OBJECT_PRONOUNS.contains(next.as_str())
+            && !lexicon::DETERMINERS.contains(next.as_str());
+        if opens && verb_next && !word.ends_with(CLAUSE_MARKS) {
+            let at = piece.find(|c: char| c.is_alphabetic()).unwrap_or(0);
+            out.push_str(&piece[..at + 3]);
+            out.push('\'');
+            out.push_str(&piece[at + 3..]);
+        } else {
+            out.push_str(piece);
+        }
+    }
+    out
 }
 
 /// `text` with each whitespace-separated token outside a code span passed
