@@ -2882,3 +2882,30 @@ fn lets_typed_bare_opens_a_choice_but_stays_a_verb_after_a_subject() {
     let g = session(&["lets try Quillby for the queue, we can live with the docs for now"]);
     assert_in_force(&g, "Use Quillby");
 }
+
+#[test]
+fn someone_elses_view_is_no_choice_and_a_colon_after_a_lead_is_a_comma() {
+    words();
+    let d = |s: &str| extract::decision(s, None).map(|d| d.label);
+    // "so:" leads a change of mind as "so," does.
+    assert_eq!(
+        d("so: forget the nightjar plan, quillby will do.").as_deref(),
+        Some("Use quillby instead of nightjar")
+    );
+    assert_eq!(
+        d("ok: keep the old poller.").as_deref(),
+        Some("Use the old poller")
+    );
+    // What someone else reckons drops or brings back nothing …
+    assert_eq!(d("priya reckons nightjar is overkill for one job."), None);
+    assert_eq!(d("priya reckons we should go back to Nightjar."), None);
+    // … what the speaker thinks still does.
+    assert_eq!(
+        d("I think we should go back to Nightjar.").as_deref(),
+        Some("Use Nightjar")
+    );
+    assert_eq!(
+        d("the hourly run is overkill").as_deref(),
+        Some("Drop hourly run")
+    );
+}

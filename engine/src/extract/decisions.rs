@@ -850,6 +850,23 @@ pub(super) fn finish_decision(
     }
 }
 
+/// Whether the last clause of `head` reports what someone other than the
+/// speaker says or thinks ("jo reckons …", "the client wants …"), not "I
+/// think …" or "we agreed …".
+fn reported_by_another(head: &str) -> bool {
+    let clause = head.rsplit(['.', ';', ':']).next().unwrap_or("");
+    let words: Vec<String> = clause
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        lexicon::REPORTING_VERBS.contains(w.as_str())
+            && i > 0
+            && !lexicon::SUBJECT_PRONOUNS.contains(words[i - 1].as_str())
+    })
+}
+
 /// "scrap the X idea, Y is enough", "forget X, we'll do Y", "let's go back to
 /// X", "actually keep X": a change of mind, with or without a replacement.
 pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
@@ -889,8 +906,11 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                 .split_whitespace()
                 .last()
                 .is_some_and(|w| lexicon::is_person_noun(&w.to_lowercase()));
+        // "jo reckons X is overkill": someone's view, not a drop.
+        let reported = reported_by_another(&sentence[..p]);
         if (1..=4).contains(&head.split_whitespace().count())
             && !someone
+            && !reported
             && !is_non_choice(&head)
             && let Some(dropped) = chosen_of(&head, root)
         {
@@ -924,7 +944,8 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         let Some(at) = find_ci(sentence, cue) else {
             continue;
         };
-        if negated_before(sentence, at) {
+        // "jo reckons we should go back to X": a view, not a choice.
+        if negated_before(sentence, at) || reported_by_another(&sentence[..at]) {
             continue;
         }
         let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
@@ -932,7 +953,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         if cue.contains("keep") || cue.starts_with("stay") {
             let lead_ok = head.is_empty()
                 || head.split_whitespace().all(|w| {
-                    lexicon::INTERJECTIONS.contains(w.trim_matches(','))
+                    lexicon::INTERJECTIONS.contains(w.trim_matches([',', ':', ';']))
                         || w == "let's"
                         || w == "we'll"
                 });
@@ -1005,7 +1026,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         let lead_ok = head.is_empty()
             || (veto && subject())
             || head.split_whitespace().all(|w| {
-                let w = w.trim_matches(',');
+                let w = w.trim_matches([',', ':', ';']);
                 lexicon::INTERJECTIONS.contains(w) || lexicon::REJECTION_LEADS.contains(w)
             });
         if !lead_ok {
