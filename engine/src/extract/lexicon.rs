@@ -265,6 +265,11 @@ list!(
     "Pronouns standing for a thing already named: a choice ending in one names nothing."
 );
 list!(
+    THING_PRONOUNS,
+    "thing_pronouns.txt",
+    "Object pronouns that can stand for a thing chosen: not the speakers, not a person."
+);
+list!(
     REPORTING_VERBS,
     "reporting_verbs.txt",
     "Verbs that report speech or thought: a subject phrase never reaches back across one."
@@ -820,6 +825,7 @@ mod tests {
             &*ACCEPT_CUES,
             &*AFFIRMATIONS,
             &*OBJECT_PRONOUNS,
+            &*THING_PRONOUNS,
             &*REPORTING_VERBS,
             &*MEASURE_VERBS,
             &*REPLACE_VERBS,

@@ -240,7 +240,6 @@ fn restore_lets(text: &str) -> String {
         let next = pieces.get(i + 1).map(|p| core_of(p)).unwrap_or_default();
         let verb_next = !next.is_empty()
             && next.chars().all(char::is_alphabetic)
-            && next != "you"
             && !lexicon::OBJECT_PRONOUNS.contains(next.as_str())
             && !lexicon::DETERMINERS.contains(next.as_str());
         if opens && verb_next && !word.ends_with(CLAUSE_MARKS) {

@@ -1718,15 +1718,12 @@ fn pack(
                 count += 1;
             }
         }
+        let turns: Vec<&Hit> = (0..hits.len())
+            .filter(|&j| chosen[j] && hits[j].kind != "node")
+            .map(|j| &hits[j])
+            .collect();
         let said_again: Vec<usize> = (0..hits.len())
-            .filter(|&i| chosen[i] && hits[i].kind == "node")
-            .filter(|&i| {
-                let shown: Vec<&Hit> = (0..hits.len())
-                    .filter(|&j| chosen[j] && hits[j].kind != "node")
-                    .map(|j| &hits[j])
-                    .collect();
-                said_by_turns(&hits[i], &shown)
-            })
+            .filter(|&i| chosen[i] && hits[i].kind == "node" && said_by_turns(&hits[i], &turns))
             .collect();
         if said_again.is_empty() {
             break;

@@ -1418,7 +1418,10 @@ impl<'a> Plan<'a> {
                 let Some((d, m)) = extract::date_of(ov) else {
                     return false;
                 };
-                if n.evidence.iter().any(|e| e.turn == self.turn) {
+                if n.evidence
+                    .iter()
+                    .any(|e| e.session == self.input.session && e.turn == self.turn)
+                {
                     return false;
                 }
                 let same = |(d2, m2): (u32, Option<u32>)| {
@@ -1604,9 +1607,9 @@ impl<'a> Plan<'a> {
             })
             .collect();
         let recent = |n: &&&Node| {
-            n.evidence
-                .iter()
-                .any(|e| e.turn + 1 >= self.turn && e.turn <= self.turn)
+            n.evidence.iter().any(|e| {
+                e.session == self.input.session && e.turn + 1 >= self.turn && e.turn <= self.turn
+            })
         };
         let pick: Vec<&&Node> = match held.len() {
             1 => held.iter().collect(),
@@ -2924,20 +2927,13 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The first clause of an assistant sentence: enough to say what a thing is.
-/// `s` with its first object pronoun ("them", "it", "that" …) written
-/// as `name`; `None` when it has none.
+/// `s` with its first pronoun for a thing ("them", "it", "that" …,
+/// `thing_pronouns.txt`) written as `name`; `None` when it has none.
 fn replace_pronoun(s: &str, name: &str) -> Option<String> {
     let mut at = 0;
     for w in s.split_inclusive(|c: char| !c.is_alphanumeric()) {
         let word = w.trim_end_matches(|c: char| !c.is_alphanumeric());
-        if extract::lexicon::OBJECT_PRONOUNS.contains(&word.to_lowercase())
-            // A person is no choice.
-            && !matches!(
-                word.to_lowercase().as_str(),
-                "me" | "us" | "him" | "her" | "one"
-            )
-        {
+        if extract::lexicon::THING_PRONOUNS.contains(&word.to_lowercase()) {
             return Some(format!("{}{name}{}", &s[..at], &s[at + word.len()..]));
         }
         at += w.len();
@@ -2945,6 +2941,7 @@ fn replace_pronoun(s: &str, name: &str) -> Option<String> {
     None
 }
 
+/// The first clause of an assistant sentence: enough to say what a thing is.
 fn first_clause(s: &str) -> String {
     let cut = s
         .char_indices()
