@@ -2772,7 +2772,7 @@ fn a_thing_that_is_out_is_no_person() {
 fn a_day_the_turn_gives_up_is_the_one_a_moved_date_replaces() {
     words();
     assert_eq!(
-        extract::days_said("Rosa can't make the 10th, so June 17 it is."),
+        extract::days_said("Oriel is away on the 10th, so June 17 it is."),
         [(17, Some(6)), (10, None)]
     );
     assert_eq!(extract::date_of("Thursday June 10"), Some((10, Some(6))));
@@ -2782,13 +2782,13 @@ fn a_day_the_turn_gives_up_is_the_one_a_moved_date_replaces() {
     // the event, and under another name for the event.
     let g = session(&[
         "the launch party is on Thursday June 10.",
-        "Rosa can't make the 10th after all. So sorry, the celebration moved to June 17.",
+        "Oriel is away on the 10th, it turns out. Right, the celebration moved to June 17.",
     ]);
     assert_fact_replaced(&g, "June 17", "June 10");
     // A day the same turn states for something else is no old day.
     let g = session(&[
-        "the review is on June 3. the release moved to June 24.",
-        "the release is June 24 and the review June 3.",
+        "the design review is set for June 3. the release moved to June 24.",
+        "the release is June 24 and the design review June 3.",
     ]);
     let live = in_force_of(&g, NodeKind::Fact);
     assert!(live.iter().any(|l| l.contains("June 3")), "{live:?}");
@@ -2822,7 +2822,7 @@ fn a_bare_value_updates_the_fact_of_its_unit_said_just_before() {
 fn a_chosen_pronoun_stands_for_the_thing_a_sentence_before_named() {
     words();
     let g = session(&[
-        "found one! Quillby, a family firm, came round this afternoon. £540 for the whole day, insured. we're going with them.",
+        "good news, Quillby, a small local outfit, dropped by this morning. £610 all in, with insurance. we're going with them.",
     ]);
     assert_in_force(&g, "Use Quillby");
     let d = g
@@ -2897,11 +2897,11 @@ fn someone_elses_view_is_no_choice_and_a_colon_after_a_lead_is_a_comma() {
         Some("Use the old poller")
     );
     // What someone else reckons drops or brings back nothing …
-    assert_eq!(d("priya reckons nightjar is overkill for one job."), None);
-    assert_eq!(d("priya reckons we should go back to Nightjar."), None);
+    assert_eq!(d("priya reckons nightjar is overkill here."), None);
+    assert_eq!(d("priya reckons we'd better go back to Nightjar."), None);
     // … what the speaker thinks still does.
     assert_eq!(
-        d("I think we should go back to Nightjar.").as_deref(),
+        d("I think we'll go back to Nightjar.").as_deref(),
         Some("Use Nightjar")
     );
     assert_eq!(

@@ -851,7 +851,7 @@ pub(super) fn finish_decision(
 }
 
 /// Whether the last clause of `head` reports what someone other than the
-/// speaker says or thinks ("jo reckons …", "the client wants …"), not "I
+/// speaker says or thinks ("priya reckons …", "the client wants …"), not "I
 /// think …" or "we agreed …".
 fn reported_by_another(head: &str) -> bool {
     let clause = head.rsplit(['.', ';', ':']).next().unwrap_or("");
@@ -906,7 +906,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                 .split_whitespace()
                 .last()
                 .is_some_and(|w| lexicon::is_person_noun(&w.to_lowercase()));
-        // "jo reckons X is overkill": someone's view, not a drop.
+        // "priya reckons X is overkill": someone's view, not a drop.
         let reported = reported_by_another(&sentence[..p]);
         if (1..=4).contains(&head.split_whitespace().count())
             && !someone
@@ -944,7 +944,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         let Some(at) = find_ci(sentence, cue) else {
             continue;
         };
-        // "jo reckons we should go back to X": a view, not a choice.
+        // "priya reckons we'd better go back to X": a view, not a choice.
         if negated_before(sentence, at) || reported_by_another(&sentence[..at]) {
             continue;
         }

@@ -984,9 +984,9 @@ impl<'a> Plan<'a> {
                         })
                         .or_else(|| {
                             // Else the thing the nearest of the turn's
-                            // sentences before names first ("found one! X,
-                            // family firm. £540 for the day. we're going
-                            // with them").
+                            // sentences before names first ("good news: X
+                            // dropped by. £610 all in. we're going with
+                            // them").
                             let thing = earlier.iter().rev().take(3).find_map(|before| {
                                 extract::mentions(before, self.input.root)
                                     .into_iter()
@@ -1303,8 +1303,8 @@ impl<'a> Plan<'a> {
             return;
         };
         // A value of another measure on the same subject is another fact
-        // ("cutover: 2 March", then "keep the snapshot 30 days after
-        // cutover"), not its new value.
+        // ("launch: 12 May", then "keep the old site up 30 days after
+        // launch"), not its new value.
         let unit = extract::value_unit(r.value());
         let measures_alike = |n: &Node| {
             let Some((_, v)) = n.label.split_once(": ") else {
@@ -1367,8 +1367,9 @@ impl<'a> Plan<'a> {
         } else {
             Vec::new()
         };
-        // The days the turn says ("can't do the 15th after all, it moved
-        // to the 22nd"): a day said to move leaves the one it replaced.
+        // The days the turn says ("the 9th is off for us, so the party
+        // moved to the 16th"): a day said to move leaves the one it
+        // replaced.
         let new_day = extract::date_of(value);
         let days: Vec<(u32, Option<u32>)> = if dated {
             extract::days_said(&self.turn_text)
@@ -1594,7 +1595,8 @@ impl<'a> Plan<'a> {
 
     /// The one fact in force measured in `unit`, as (subject, value,
     /// lowercase): the only one, or, of several, the only one said in this
-    /// turn or the one before ("the 30s poll is too often" … "60s.").
+    /// turn or the one before ("a 20 seconds retry delay is too short" …
+    /// "bump it to 45 seconds").
     fn fact_in(&self, unit: &str) -> Option<(String, String)> {
         let held: Vec<&Node> = self
             .current_of_kind(NodeKind::Fact)
