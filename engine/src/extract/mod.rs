@@ -231,10 +231,11 @@ fn restore_lets(text: &str) -> String {
         let opens = match i.checked_sub(1).map(|j| pieces[j].trim_end()) {
             None | Some("") => true,
             Some(p) => {
+                let lead = core_of(p);
                 p.ends_with(CLAUSE_MARKS)
                     || p.ends_with(['!', '?', '-', '—', '('])
-                    || lexicon::INTERJECTIONS.contains(core_of(p).as_str())
-                    || lexicon::COORDINATORS.contains(core_of(p).as_str())
+                    || lexicon::INTERJECTIONS.contains(lead.as_str())
+                    || lexicon::COORDINATORS.contains(lead.as_str())
             }
         };
         let next = pieces.get(i + 1).map(|p| core_of(p)).unwrap_or_default();

@@ -2093,11 +2093,19 @@ mod tests {
     }
 
     fn run_on(g: &Graph, eps: Vec<Episode>, q: &str, budget: usize) -> Answer {
+        run_graphs(&[("session", g)], eps, q, budget)
+    }
+
+    /// Searches the named graphs and `eps` at the tests' time.
+    fn run_graphs(graphs: &[(&str, &Graph)], eps: Vec<Episode>, q: &str, budget: usize) -> Answer {
         let src = Sources {
-            graphs: vec![GraphSource {
-                name: "session".into(),
-                graph: g,
-            }],
+            graphs: graphs
+                .iter()
+                .map(|(name, graph)| GraphSource {
+                    name: (*name).into(),
+                    graph,
+                })
+                .collect(),
             episodes: eps,
         };
         let mut o = SearchOptions::at(t("2026-11-02T12:00:00Z"));
@@ -2257,24 +2265,11 @@ mod tests {
             NodeKind::Decision,
             "events are partitioned weekly",
         ));
-        let src = Sources {
-            graphs: vec![
-                GraphSource {
-                    name: "session".into(),
-                    graph: &session,
-                },
-                GraphSource {
-                    name: "project".into(),
-                    graph: &project,
-                },
-            ],
-            episodes: Vec::new(),
-        };
-        let a = search(
-            src,
+        let a = run_graphs(
+            &[("session", &session), ("project", &project)],
+            Vec::new(),
             "events partitioned",
-            &SearchOptions::at(t("2026-11-02T12:00:00Z")),
-            None,
+            DEFAULT_BUDGET,
         );
         let hit = a
             .hits
@@ -2424,28 +2419,15 @@ mod tests {
             "orchard tenant",
             said("s9", 5, "Tamsin rents the orchard plot by the lane."),
         ));
-        let src = Sources {
-            graphs: vec![
-                GraphSource {
-                    name: "session".into(),
-                    graph: &session,
-                },
-                GraphSource {
-                    name: "project".into(),
-                    graph: &project,
-                },
-                GraphSource {
-                    name: "project other".into(),
-                    graph: &other,
-                },
+        let a = run_graphs(
+            &[
+                ("session", &session),
+                ("project", &project),
+                ("project other", &other),
             ],
-            episodes: Vec::new(),
-        };
-        let a = search(
-            src,
+            Vec::new(),
             "who is Tamsin?",
-            &SearchOptions::at(t("2026-11-02T12:00:00Z")),
-            None,
+            DEFAULT_BUDGET,
         );
         let found: Vec<&str> = a.hits.iter().map(|h| h.source.as_str()).collect();
         assert_eq!(found, ["session", "project other"], "{}", a.text);
@@ -2532,18 +2514,11 @@ mod tests {
             ),
         ]);
         let ask = |eps: Vec<Episode>| {
-            let src = Sources {
-                graphs: vec![GraphSource {
-                    name: "session".into(),
-                    graph: &g,
-                }],
-                episodes: eps,
-            };
-            search(
-                src,
+            run_on(
+                &g,
+                eps,
                 "what did I like best in the harbour town?",
-                &SearchOptions::at(t("2026-11-02T12:00:00Z")),
-                None,
+                DEFAULT_BUDGET,
             )
         };
         let a = ask(eps.clone());
@@ -2582,16 +2557,7 @@ mod tests {
                 "Done: a seven-day chunk fits inside the vacuum window.",
             ),
         ]);
-        let ask = |q: &str| {
-            let src = Sources {
-                graphs: vec![GraphSource {
-                    name: "session".into(),
-                    graph: &g,
-                }],
-                episodes: eps.clone(),
-            };
-            search(src, q, &SearchOptions::at(t("2026-11-02T12:00:00Z")), None)
-        };
+        let ask = |q: &str| run_on(&g, eps.clone(), q, DEFAULT_BUDGET);
         let a = ask("why did we use weekly partitions before?");
         assert!(a.text.contains("vacuum window"), "{}", a.text);
         assert!(

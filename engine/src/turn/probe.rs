@@ -1310,11 +1310,10 @@ impl<'a> Plan<'a> {
             let Some((_, v)) = n.label.split_once(": ") else {
                 return true;
             };
-            let counted = |u: &str| {
-                u.chars().all(char::is_alphabetic) && !extract::lexicon::UNIT_WORDS.contains(u)
-            };
             match (extract::value_unit(v), unit.as_deref()) {
-                (Some(a), Some(b)) => extract::same_dimension(&a, b) || (counted(&a) && counted(b)),
+                (Some(a), Some(b)) => {
+                    extract::same_dimension(&a, b) || (counted_noun(&a) && counted_noun(b))
+                }
                 _ => true,
             }
         };
@@ -1442,13 +1441,10 @@ impl<'a> Plan<'a> {
             let ou = extract::value_unit(ov);
             // A noun a number counts ("8,000 words") may go unsaid the
             // next time ("make it 9,000").
-            let counted = |u: &String| {
-                u.chars().all(char::is_alphabetic) && !extract::lexicon::UNIT_WORDS.contains(u)
-            };
             let same_unit = match (&ou, &unit) {
                 (Some(a), Some(b)) => extract::same_dimension(a, b),
                 (None, None) => true,
-                (Some(u), None) | (None, Some(u)) => counted(u),
+                (Some(u), None) | (None, Some(u)) => counted_noun(u),
             } || (ou.is_none() && unit_in(&unit, &ow))
                 || (unit.is_none() && unit_in(&ou, &words));
             if same_unit && ov.to_lowercase() != value.to_lowercase() {
@@ -2927,6 +2923,12 @@ impl<'a> Plan<'a> {
             .collect();
         (ops, self.mentioned.into_iter().collect())
     }
+}
+
+/// Whether a value's unit is a noun its number counts ("8,000 words",
+/// "5 people"), not a unit of measure.
+fn counted_noun(unit: &str) -> bool {
+    unit.chars().all(char::is_alphabetic) && !extract::lexicon::UNIT_WORDS.contains(unit)
 }
 
 /// `s` with its first pronoun for a thing ("them", "it", "that" …,
