@@ -2909,3 +2909,22 @@ fn someone_elses_view_is_no_choice_and_a_colon_after_a_lead_is_a_comma() {
         Some("Drop hourly run")
     );
 }
+
+#[test]
+fn a_sum_per_period_is_another_measure_than_a_sum() {
+    words();
+    assert_eq!(extract::value_unit("$40/mo").as_deref(), Some("$/mo"));
+    assert_eq!(extract::value_unit("€42").as_deref(), Some("€"));
+    let g = session(&[
+        "the landlord wants a $600 deposit before signing.",
+        "the insurer says $85/mo for contents, with a 600 excess.",
+    ]);
+    let live = in_force_of(&g, NodeKind::Fact);
+    assert!(live.iter().any(|l| l == "deposit: $600"), "{live:?}");
+    assert!(
+        !live
+            .iter()
+            .any(|l| l.ends_with("$85/mo") && l.starts_with("deposit")),
+        "{live:?}"
+    );
+}

@@ -878,7 +878,13 @@ pub fn value_unit(value: &str) -> Option<String> {
         return Some(rest.join(" "));
     }
     if let Some(c) = first.chars().next().filter(|c| !c.is_alphanumeric()) {
-        return Some(c.to_string());
+        // "$40/mo" is a rate, not a sum: another measure than "$500".
+        return Some(match first.split_once('/') {
+            Some((_, per)) if !per.is_empty() && per.chars().all(char::is_alphabetic) => {
+                format!("{c}/{per}")
+            }
+            _ => c.to_string(),
+        });
     }
     // A unit glued on after the number: "41.2%", "16px", "2.5ms" (not an
     // ordinal: "14th").
