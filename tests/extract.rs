@@ -2928,3 +2928,78 @@ fn a_sum_per_period_is_another_measure_than_a_sum() {
         "{live:?}"
     );
 }
+
+#[test]
+fn each_item_of_a_list_of_values_is_a_fact_of_its_own() {
+    words();
+    let labels = |s: &str| -> Vec<String> {
+        extract::fact(s)
+            .into_iter()
+            .chain(extract::later_facts(s))
+            .map(|r| r.label)
+            .collect()
+    };
+    assert_eq!(
+        labels("hall rental £480 for the term, catering £900, snacks £3 a head."),
+        ["hall rental: £480", "catering: £900", "snacks: £3 a head"]
+    );
+    // A later value linked by its own verb; the one denied is no fact.
+    assert_eq!(
+        labels("The venue fee is £300, and the ticket price is now £12, not £10."),
+        ["venue fee: £300", "ticket price: £12"]
+    );
+    // Bounds, comparisons and versions are no items.
+    for s in [
+        "the queue grew from 3 to 5 workers.",
+        "Thornbury quoted £9.20 a sack versus £12 elsewhere.",
+        "runtime 3.12, then we see.",
+    ] {
+        assert!(
+            extract::later_facts(s).is_empty(),
+            "{s}: {:?}",
+            extract::later_facts(s)
+        );
+    }
+    assert!(
+        extract::fact("runtime 3.12, then we see.").is_none(),
+        "a version is no listed value"
+    );
+    // In a session: the item says its own value, and the later one updates it.
+    let g = session(&[
+        "hall rental £480 for the term, catering £900.",
+        "catering goes up to £950.",
+    ]);
+    assert_fact_replaced(&g, "catering: £950", "catering: £900");
+    let live = in_force_of(&g, NodeKind::Fact);
+    assert!(live.iter().any(|l| l == "hall rental: £480"), "{live:?}");
+}
+
+#[test]
+fn a_value_said_again_as_the_sentences_own_is_not_replaced() {
+    words();
+    let g = session(&[
+        "the grant cap is £400.",
+        "our request is £400 in all, and Ruth trimmed £50 off travel.",
+    ]);
+    let live = in_force_of(&g, NodeKind::Fact);
+    assert!(live.iter().any(|l| l == "grant cap: £400"), "{live:?}");
+}
+
+#[test]
+fn a_reply_that_corrects_a_count_keeps_it_beside_a_price() {
+    words();
+    let g = session_with_replies(&[
+        ("cookery class £180, twelve weeks.", "Noted."),
+        (
+            "hmm, only six hobs work.",
+            "Then the cookery class is 6 pupils, not 8: one pupil per hob.",
+        ),
+        ("ok.", ""),
+    ]);
+    let live = in_force_of(&g, NodeKind::Fact);
+    assert!(live.iter().any(|l| l == "cookery class: £180"), "{live:?}");
+    assert!(
+        live.iter().any(|l| l == "cookery class: 6 pupils"),
+        "{live:?}"
+    );
+}

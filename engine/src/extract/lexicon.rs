@@ -426,6 +426,16 @@ list!(
     "Words that make a number after a name that thing's version."
 );
 list!(
+    LIST_VALUE_LINKS,
+    "list_value_links.txt",
+    "Words that go on after a listed value with what it is for or per (\"£20 each\")."
+);
+list!(
+    LATER_VALUE_SKIPS,
+    "later_value_skips.txt",
+    "Words before a later value of a sentence that make it no fact of its own (\"not £10\")."
+);
+list!(
     UNIT_QUALIFIERS,
     "unit_qualifiers.txt",
     "Words between a number and its unit that belong to it (\"5 working days\")."
@@ -903,6 +913,8 @@ mod tests {
             &*PRONOUN_CONTRACTIONS,
             &*CLAUSE_BREAKS,
             &*CLAUSE_CLOSERS,
+            &*LIST_VALUE_LINKS,
+            &*LATER_VALUE_SKIPS,
         ] {
             assert!(l.iter().count() > 0);
             assert!(

@@ -797,6 +797,16 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
                     && lexicon::is_known_word(&w[..w.len() - 1]))
         })
     };
+    // "£14 a bag", "$9 per seat": a sum for each of a thing is a rate.
+    let money = ws[vi].raw.starts_with(['$', '€', '£', '¥']);
+    if forward
+        && money
+        && lws.get(vi + 1).is_some_and(|w| w == "a" || w == "per")
+        && content(vi + 2)
+        && lws[vi + 2].chars().all(char::is_alphabetic)
+    {
+        return format!("{value} {} {}", ws[vi + 1].text, ws[vi + 2].text);
+    }
     if forward
         && let Some(next) = lws.get(vi + 1)
         && (lexicon::UNIT_WORDS.contains(next.as_str())
@@ -1385,6 +1395,39 @@ pub fn fact(sentence: &str) -> Option<Record> {
         .or_else(|| values.iter().find_map(|&vi| deadline_at(s, &ws, &lws, vi)))
 }
 
+/// The facts a sentence states after its first, each linked to its own
+/// subject by the sentence's shape: "the venue is Saturday 4 May, and the
+/// ticket price is now £12, not £10" → "ticket price: £12"; "hall rental
+/// £480, catering £900" → "catering: £900". A value denied ("not £10"),
+/// compared ("versus £9") or the start of a range is none.
+pub fn later_facts(sentence: &str) -> Vec<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return Vec::new();
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
+    let mut out: Vec<Record> = Vec::new();
+    let mut taken = values.first().map_or(0, |&f| f + 1);
+    for &vi in values.iter().skip(1) {
+        if vi < taken
+            || lws[vi - 1].ends_with("n't")
+            || lexicon::LATER_VALUE_SKIPS.contains(lws[vi - 1].as_str())
+        {
+            continue;
+        }
+        let Some((r, true)) = fact_linked(s, &ws, &lws, vi, false) else {
+            continue;
+        };
+        taken = vi + r.value().split_whitespace().count();
+        if out.iter().all(|o| o.subject != r.subject) {
+            out.push(r);
+        }
+    }
+    out
+}
+
 /// An event on a day said with a pronoun as its subject, anywhere in the
 /// sentence, beside any other fact in it: "the lease ends on May 2, so we
 /// travel on Friday May 3" → "travel: Friday May 3".
@@ -1595,6 +1638,19 @@ fn fact_at(
     vi: usize,
     denied: bool,
 ) -> Option<Record> {
+    fact_linked(s, ws, lws, vi, denied).map(|(r, _)| r)
+}
+
+/// [`fact_at`], and whether the subject is the one the sentence's shape
+/// links to the value (a linking verb, or an item of a list) rather than a
+/// head noun found elsewhere.
+fn fact_linked(
+    s: &str,
+    ws: &[super::Word<'_>],
+    lws: &[String],
+    vi: usize,
+    denied: bool,
+) -> Option<(Record, bool)> {
     // A file, version of code or identifier is not a fact value.
     if ws[vi].backticked {
         return None;
@@ -1723,6 +1779,28 @@ fn fact_at(
                 && !lexicon::is_closed_class(w)
         });
     let after_value = vi + value.split_whitespace().count();
+    // "hall rental £480, catering £900": an item of a list, a few content
+    // words opening their clause right before a value that closes it (or
+    // goes on with what it is for or per), names that value.
+    let listed = !linked
+        && end == vi
+        && (1..=3).contains(&(end - start))
+        && (start == 0 || ws[start - 1].raw.ends_with([',', ':', ';']))
+        && !ws[start..end]
+            .iter()
+            .any(|w| w.raw.ends_with(super::CLAUSE_MARKS))
+        && subject.split_whitespace().all(|w| {
+            w.chars().all(char::is_alphabetic)
+                && !lexicon::is_stop(w)
+                && !lexicon::is_closed_class(w)
+        })
+        && !(value.split_whitespace().count() == 1 && version_token(&value, false))
+        && (after_value >= ws.len()
+            || ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS)
+            || lexicon::LIST_VALUE_LINKS.contains(lws[after_value].as_str()));
+    let plain_subject = plain_subject || listed;
+    // The words before the value name it by the sentence's shape.
+    let shaped = !subject.is_empty() && (plain_subject || (linked && has_head(&subject)));
     // "go with 10 minutes for the cache ttl": what the value is for.
     let for_subject = || {
         if lws.get(after_value).is_none_or(|w| w != "for") {
@@ -1811,7 +1889,7 @@ fn fact_at(
         Some(v) if !is_dated(&value) => v.to_owned(),
         _ => value,
     };
-    Some(Record::fact(&subject, &value, s))
+    Some((Record::fact(&subject, &value, s), shaped))
 }
 
 /// Whether a token is a version number: "7.1", "6.5.12", "v2", "6.2+",

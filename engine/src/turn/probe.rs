@@ -938,9 +938,10 @@ impl<'a> Plan<'a> {
         let denied = || {
             extract::denied_value(s).filter(|(new, _)| {
                 let held = new.subject.as_deref().is_some_and(|subject| {
-                    !self
-                        .in_force_about(NodeKind::Fact, &normalize_name(subject))
-                        .is_empty()
+                    self.in_force_about(NodeKind::Fact, &normalize_name(subject))
+                        .iter()
+                        .filter_map(|id| self.node_ref(id))
+                        .any(|n| label_measures_like(&n.label, new.value()))
                 });
                 !held && self.related_fact(new).is_none()
             })
@@ -1073,6 +1074,13 @@ impl<'a> Plan<'a> {
             ];
             for r in records.into_iter().flatten().chain(versions) {
                 self.record(&r, &ids);
+            }
+            // "hall rental £480, catering £900": each value the sentence
+            // links to a subject of its own.
+            for r in extract::later_facts(s) {
+                if fact.as_ref().is_none_or(|f| f.subject != r.subject) {
+                    self.record(&r, &ids);
+                }
             }
             // "ok so 12 per node": a number with the unit of exactly one fact
             // in force, and no subject of its own, updates that fact.
@@ -1305,23 +1313,16 @@ impl<'a> Plan<'a> {
         // A value of another measure on the same subject is another fact
         // ("launch: 12 May", then "keep the old site up 30 days after
         // launch"), not its new value.
-        let unit = extract::value_unit(r.value());
-        let measures_alike = |n: &Node| {
-            let Some((_, v)) = n.label.split_once(": ") else {
-                return true;
-            };
-            match (extract::value_unit(v), unit.as_deref()) {
-                (Some(a), Some(b)) => {
-                    extract::same_dimension(&a, b) || (counted_noun(&a) && counted_noun(b))
-                }
-                _ => true,
-            }
-        };
         let old: Vec<NodeId> = self
             .in_force_about(r.kind, &subject)
             .into_iter()
             .filter(|id| *id != rid)
-            .filter(|id| r.kind != NodeKind::Fact || self.node_ref(id).is_none_or(measures_alike))
+            .filter(|id| {
+                r.kind != NodeKind::Fact
+                    || self
+                        .node_ref(id)
+                        .is_none_or(|n| label_measures_like(&n.label, r.value()))
+            })
             .collect();
         for o in old {
             self.supersede(&rid, &o);
@@ -1673,10 +1674,16 @@ impl<'a> Plan<'a> {
             if ranged && !changes {
                 return None;
             }
-            Some((subject.to_owned(), new))
+            Some((subject.to_owned(), new, num))
         });
-        let (subject, value) = fits.next()?;
+        let (subject, value, old) = fits.next()?;
         if fits.next().is_some() {
+            return None;
+        }
+        // "our request is £400, and X trimmed £50 off": the value the
+        // sentence states as its own fact is said again, not replaced.
+        let own = fact.and_then(|f| extract::value_number(f.value()));
+        if own.is_some_and(|n| n == old) {
             return None;
         }
         Some(extract::Record::fact(&subject, &value, s))
@@ -2922,6 +2929,20 @@ impl<'a> Plan<'a> {
             .filter_map(|v| serde_json::from_value::<PatchOperation>(v).ok())
             .collect();
         (ops, self.mentioned.into_iter().collect())
+    }
+}
+
+/// Whether a fact label's value measures what `value` does: one dimension,
+/// two counted nouns, or a unit missing on either side.
+fn label_measures_like(label: &str, value: &str) -> bool {
+    let Some((_, v)) = label.split_once(": ") else {
+        return true;
+    };
+    match (extract::value_unit(v), extract::value_unit(value)) {
+        (Some(a), Some(b)) => {
+            extract::same_dimension(&a, &b) || (counted_noun(&a) && counted_noun(&b))
+        }
+        _ => true,
     }
 }
 
