@@ -3003,3 +3003,43 @@ fn a_reply_that_corrects_a_count_keeps_it_beside_a_price() {
         "{live:?}"
     );
 }
+
+#[test]
+fn an_option_picked_by_its_label_or_place_is_a_choice() {
+    words();
+    let offer = "Two ways to cache the tiles:\na) Quellbox: in memory, simple.\nb) Dravon (a shared store): survives restarts.\n\n(b) is what most teams pick.";
+    let pick = |user: &str, reply: &str| -> Vec<String> {
+        let g = session_with_replies(&[("how should we cache the tiles?", reply), (user, "")]);
+        in_force(&g)
+    };
+    assert_eq!(pick("b for now", offer), ["Use Dravon"]);
+    assert_eq!(pick("ok, option a.", offer), ["Use Quellbox"]);
+    assert_eq!(pick("second option, thanks", offer), ["Use Dravon"]);
+    // Markers inside one line, and a number.
+    assert_eq!(
+        pick(
+            "2",
+            "Options: (1) Quellbox in memory; (2) Dravon, shared; (3) no cache."
+        ),
+        ["Use Dravon"]
+    );
+    // A letter that is a word, a question list, or no list: nothing.
+    assert!(pick("a quick fix would do", offer).is_empty());
+    assert!(pick("1. page numbers", "Two questions:\n1. Paging: page numbers or endless scroll?\n2. Review: who looks at it?").is_empty());
+    assert!(pick("b", "Sounds good, done.").is_empty());
+    // A later pick from the same list replaces the earlier one.
+    let g = session_with_replies(&[
+        ("how should we cache the tiles?", offer),
+        ("a", "Done: Quellbox in memory."),
+        ("restarts lose everything. options again?", offer),
+        ("b then", ""),
+    ]);
+    assert_eq!(in_force(&g), ["Use Dravon"]);
+    assert!(
+        g.nodes()
+            .iter()
+            .any(|n| n.label == "Use Quellbox" && g.superseded_by(&n.id).is_some()),
+        "{:?}",
+        g.nodes().iter().map(|n| &n.label).collect::<Vec<_>>()
+    );
+}

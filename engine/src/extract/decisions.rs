@@ -1684,3 +1684,232 @@ pub fn is_acceptance(prompt: &str) -> bool {
                 && lower[c.len()..].starts_with(|ch: char| !ch.is_alphanumeric()))
     }) && words <= 25
 }
+
+/// Which option a user's sentence picks: a label ("b", "2") or a place in
+/// the list ("the second one": 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pick {
+    Label(char),
+    Nth(usize),
+}
+
+/// "option b", "a for now", "2, it's simpler", "the second option, thanks":
+/// the option the sentence opens by picking, read as a label or a place.
+/// A bare letter or digit needs a mark after it, the sentence's end, or a
+/// word of `option_pick_tails.txt` ("a quick fix" picks nothing).
+fn option_pick(first: &str) -> Option<Pick> {
+    if first.contains('?') {
+        return None;
+    }
+    let words: Vec<&str> = first.split_whitespace().collect();
+    let lower = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+            .to_lowercase()
+    };
+    // "ok, option b": leads with or without their commas.
+    let mut i = 0;
+    while i + 1 < words.len()
+        && i < 5
+        && lexicon::OPTION_PICK_LEADS.contains(lower(words[i]).as_str())
+    {
+        i += 1;
+    }
+    let raw = *words.get(i)?;
+    let core = raw
+        .trim_start_matches('(')
+        .trim_end_matches([')', '.', ',', '!', ':', ';']);
+    let marked =
+        raw != core && !raw.starts_with('(') || raw.ends_with([')', '.', ',', '!', ':', ';']);
+    let ends = |k: usize| {
+        words
+            .get(k)
+            .is_none_or(|w| lexicon::OPTION_PICK_TAILS.contains(lower(w).as_str()))
+    };
+    let mut chars = core.chars();
+    let (c, rest) = (chars.next()?, chars.next());
+    if rest.is_none()
+        && (c.is_ascii_digit() && c != '0' || ('a'..='h').contains(&c.to_ascii_lowercase()))
+    {
+        return (marked || ends(i + 1)).then(|| Pick::Label(c.to_ascii_lowercase()));
+    }
+    let ordinal = core.to_lowercase();
+    let place = lexicon::ORDINALS.iter().position(|o| *o == ordinal)?;
+    // "second one", "the last option".
+    let next = words.get(i + 1).map(|w| lower(w));
+    let k = if next
+        .as_deref()
+        .is_some_and(|n| n == "one" || lexicon::OPTION_CUES.contains(n))
+    {
+        i + 2
+    } else {
+        i + 1
+    };
+    let said_end = marked
+        || words
+            .get(k - 1)
+            .is_some_and(|w| w.ends_with([',', '.', '!', ':', ';']));
+    if !(said_end || ends(k)) {
+        return None;
+    }
+    // "last" is the list's end, whatever its length.
+    Some(Pick::Nth(if ordinal == "last" {
+        usize::MAX
+    } else {
+        place
+    }))
+}
+
+/// The options a reply lists, as (label, text): lines that open with
+/// "a)", "(b)", "2.", "Option 3:" (after a bullet or bold marks); else
+/// markers inside the text ("(1) X; (2) Y"); else plain bullets, labelled
+/// by their place.
+fn listed_options(reply: &str) -> Vec<(char, String)> {
+    let mut out: Vec<(char, String)> = Vec::new();
+    for line in reply.lines() {
+        let mut t = line.trim_start();
+        for b in ["- ", "* ", "• "] {
+            t = t.strip_prefix(b).unwrap_or(t);
+        }
+        t = t.trim_start_matches("**");
+        if t.len() > 7 && t[..7].eq_ignore_ascii_case("option ") {
+            t = &t[7..];
+        }
+        let t = t.strip_prefix('(').unwrap_or(t);
+        let mut cs = t.char_indices();
+        let Some((_, c)) = cs.next() else { continue };
+        let Some((_, mark)) = cs.next() else { continue };
+        let label_ok =
+            c.is_ascii_digit() && c != '0' || ('a'..='h').contains(&c.to_ascii_lowercase());
+        if !label_ok || !matches!(mark, ')' | '.' | ':') {
+            continue;
+        }
+        let rest = t[2..].trim_start_matches("**");
+        if !rest.starts_with(' ') {
+            continue;
+        }
+        out.push((c.to_ascii_lowercase(), rest.trim().to_owned()));
+    }
+    if out.len() >= 2 {
+        return out;
+    }
+    // "(1) X; (2) Y; (3) Z" inside a line.
+    out.clear();
+    let mut at = 0;
+    let markers: Vec<(usize, char)> = reply
+        .match_indices('(')
+        .filter_map(|(p, _)| {
+            let t = &reply[p + 1..];
+            let mut cs = t.chars();
+            let c = cs.next()?;
+            (cs.next() == Some(')')
+                && cs.next() == Some(' ')
+                && (c.is_ascii_digit() && c != '0' || ('a'..='h').contains(&c)))
+            .then_some((p, c))
+        })
+        .collect();
+    for (k, &(p, c)) in markers.iter().enumerate() {
+        if p < at {
+            continue;
+        }
+        let start = p + 4;
+        let end = markers.get(k + 1).map_or(reply.len(), |m| m.0);
+        let text = reply[start..end]
+            .trim()
+            .trim_end_matches([';', ','])
+            .trim_end_matches(" or")
+            .trim_end_matches(" and")
+            .trim();
+        out.push((c, text.to_owned()));
+        at = end;
+    }
+    if out.len() >= 2 {
+        return out;
+    }
+    // Plain bullets, labelled by their place.
+    reply
+        .lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            ["- ", "* ", "• "]
+                .iter()
+                .find_map(|b| t.strip_prefix(b))
+                .map(|x| x.trim().to_owned())
+        })
+        .enumerate()
+        .filter_map(|(k, x)| Some((char::from_digit(u32::try_from(k + 1).ok()?, 10)?, x)))
+        .collect()
+}
+
+/// What an option is, said short: its text up to a colon, dash,
+/// parenthesis or clause mark, at most six words, without code or bold
+/// marks and trailing function words ("12 shards (~80 GB each): …"
+/// → "640 partitions").
+fn option_head(text: &str) -> Option<String> {
+    let t = text.replace(['`', '*'], "");
+    let mut end = t.len();
+    for cut in [": ", " — ", " – ", " - ", " (", "; ", ". ", ", ", "? "] {
+        if let Some(p) = t.find(cut) {
+            end = end.min(p);
+        }
+    }
+    let head = t[..end].trim().trim_end_matches(['.', ':', ',', ';']);
+    if head.ends_with('?') || head.is_empty() {
+        return None;
+    }
+    let mut words: Vec<&str> = head.split_whitespace().take(6).collect();
+    while words
+        .last()
+        .is_some_and(|w| lexicon::is_stop(&w.to_lowercase()))
+    {
+        words.pop();
+    }
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// The option of the reply just before that the user's first sentence
+/// picks by its label or place ("option b", "a for now", "the second one,
+/// please"), as a choice of that option, with the other options' heads
+/// (what the choice is made against).
+pub fn picked_option(
+    first: &str,
+    previous_reply: &str,
+    root: Option<&str>,
+) -> Option<(Decision, Vec<String>)> {
+    let pick = option_pick(first)?;
+    let options = listed_options(previous_reply);
+    if options.len() < 2 {
+        return None;
+    }
+    let index = match pick {
+        // The list's own label, not a later "(b) is what most teams pick".
+        Pick::Label(c) => options.iter().position(|(l, _)| *l == c)?,
+        Pick::Nth(usize::MAX) => options.len() - 1,
+        Pick::Nth(n) => {
+            // A place counts in the list the options' labels make.
+            (n < options.len()).then_some(n)?
+        }
+    };
+    // A list of questions ("1. tabs or spaces?") offers
+    // no options: "1. tabs" answers it.
+    if options.iter().any(|(_, t)| t.contains('?')) {
+        return None;
+    }
+    let head = option_head(&options[index].1)?;
+    let chosen = chosen_of(&head, root).unwrap_or_else(|| head.clone());
+    let others: Vec<String> = options
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| *k != index)
+        .filter_map(|(_, (_, t))| option_head(t))
+        .collect();
+    let d = finish_decision(
+        format!("Use {head}"),
+        Some(chosen),
+        None,
+        "",
+        &head,
+        DecisionMove::Choose,
+        first.trim(),
+    );
+    Some((d, others))
+}

@@ -436,6 +436,16 @@ list!(
     "Words before a later value of a sentence that make it no fact of its own (\"not £10\")."
 );
 list!(
+    OPTION_PICK_LEADS,
+    "option_pick_leads.txt",
+    "Words before the label of an option a user picks (\"let's go with 2\")."
+);
+list!(
+    OPTION_PICK_TAILS,
+    "option_pick_tails.txt",
+    "Words that may follow a bare option label (\"a for now\")."
+);
+list!(
     UNIT_QUALIFIERS,
     "unit_qualifiers.txt",
     "Words between a number and its unit that belong to it (\"5 working days\")."
@@ -915,6 +925,8 @@ mod tests {
             &*CLAUSE_CLOSERS,
             &*LIST_VALUE_LINKS,
             &*LATER_VALUE_SKIPS,
+            &*OPTION_PICK_LEADS,
+            &*OPTION_PICK_TAILS,
         ] {
             assert!(l.iter().count() > 0);
             assert!(

@@ -194,6 +194,13 @@ impl Probe for HeuristicProbe {
                 && let Some(d) = extract::answer_choice(first, previous_reply, input.root)
             {
                 plan.decision(&d);
+            } else if let Some(first) = user_sentences.first()
+                && extract::decision(first, input.root).is_none()
+                && let Some((d, others)) = extract::picked_option(first, previous_reply, input.root)
+            {
+                // "option b": the option of the list just offered, against
+                // the one of that list in force, if any.
+                plan.option_decision(d, &others);
             }
             for s in &user_sentences {
                 plan.sentence(s, true);
@@ -2242,6 +2249,22 @@ impl<'a> Plan<'a> {
         }
         let old_topic = self.topic_of(old);
         topic.iter().any(|w| old_topic.contains(w))
+    }
+
+    /// A choice of one option of a list, replacing the choice in force of
+    /// another option of that list, if one is.
+    fn option_decision(&mut self, mut d: extract::Decision, others: &[String]) {
+        if d.replaced.is_none() {
+            d.replaced = others
+                .iter()
+                .find(|o| {
+                    self.decisions_choosing(o)
+                        .iter()
+                        .any(|id| !self.is_superseded(id))
+                })
+                .cloned();
+        }
+        self.decision(&d);
     }
 
     fn decision(&mut self, d: &extract::Decision) {
