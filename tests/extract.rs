@@ -3043,3 +3043,28 @@ fn an_option_picked_by_its_label_or_place_is_a_choice() {
         g.nodes().iter().map(|n| &n.label).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn verbs_asides_and_owned_things_are_no_lowercase_people() {
+    words();
+    let people = |s: &str| -> Vec<String> {
+        kinds(s)
+            .into_iter()
+            .filter(|(_, k)| *k == NodeKind::Person)
+            .map(|(l, _)| l)
+            .collect()
+    };
+    // A word taking a determiner after it is the verb, not the name.
+    assert!(people("my nephew painted a fox for art class.").is_empty());
+    assert_eq!(people("my nephew tobiah is staying over."), ["tobiah"]);
+    // The role after an apposition is said of its head, not its last word.
+    assert!(
+        !people("Oda, one of our allotment regulars, is a nurse.").contains(&"regulars".to_owned())
+    );
+    // An aside's last word before "says", and a thing someone owns.
+    assert!(
+        !people("Ilka Vornholm (steward, owns the intake spreadsheets) says they sort by week.")
+            .contains(&"spreadsheets".to_owned())
+    );
+    assert!(people("Vesna's zorbctl wants a token first.").is_empty());
+}

@@ -405,8 +405,15 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         if could_be_lower_name(w.text) && !w.backticked {
             // Before a lowercase name the role needs its determiner: "my
             // sister x", "our designer x", not "(PM) needs".
+            // "my nephew painted a fox": a word taking a determiner after it
+            // is a verb, not the kid's name.
+            let verb_like = ws
+                .get(i + 1)
+                .is_some_and(|n| lexicon::DETERMINERS.contains(&n.text.to_lowercase()))
+                && !w.raw.ends_with(super::CLAUSE_MARKS);
             let det_role = || {
                 (i >= 2
+                    && !verb_like
                     && !ws[i - 1].raw.contains([')', '(', ',', '.'])
                     && lexicon::LOWER_NAME_DETERMINERS.contains(&ws[i - 2].text.to_lowercase()))
                 .then(|| role_before(&ws, i))
@@ -455,7 +462,11 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                             })
                     })
             };
-            let role = lower_role_after(&ws, i + 1)
+            // "Ana, one of my regulars, is a nurse": the word the
+            // apposition ends with is not who the role is said of.
+            let role = (!w.raw.ends_with(','))
+                .then(|| lower_role_after(&ws, i + 1))
+                .flatten()
                 .or_else(|| paren_role(&ws, i + 1))
                 .or_else(det_role)
                 .or_else(appositive)
@@ -486,10 +497,14 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 && lexicon::ASK_VERBS.contains(&ws[i - 1].text.to_lowercase())
                 && ws[i - 1].raw.chars().all(|c| c.is_alphabetic())
                 && !lexicon::is_common(w.text, 4.5);
+            // "(lead, owns the dashboards) says" ends an aside, and "X's
+            // widget wants" is X's thing: neither says who speaks.
+            let owned = i > 0 && (ws[i - 1].raw.ends_with("'s") || ws[i - 1].raw.ends_with("’s"));
             let verb_after = ws.get(i + 1).is_some_and(|n| {
                 let l = n.text.to_lowercase();
-                lexicon::PERSON_AFTER.contains(&l) && !w.raw.ends_with([',', '.', ';', ':'])
-            }) && lexicon::frequencies_loaded()
+                lexicon::PERSON_AFTER.contains(&l) && !w.raw.ends_with([',', '.', ';', ':', ')'])
+            }) && !owned
+                && lexicon::frequencies_loaded()
                 && lexicon::zipf(w.text).is_none()
                 && !w.text.contains('-');
             if let Some(role) = role.or((asked || verb_after || bare_name).then(String::new)) {
