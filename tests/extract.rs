@@ -2314,6 +2314,11 @@ fn a_thing_said_with_its_history_in_parentheses_gets_that_history() {
             ("lr 5e-4".to_owned(), "3e-4".to_owned()),
         ]
     );
+    // A marker of several words; odd case or script before it is no panic.
+    assert_eq!(
+        extract::stated_history("- Launch: 9 May (Moved from 2 May). (\u{212A}elvin ok)"),
+        vec![("9 May".to_owned(), "2 May".to_owned())]
+    );
     // A parenthesis that names no history is none.
     assert!(extract::stated_history("the cache (a Redis box) is warm").is_empty());
     let g = session_with_replies(&[

@@ -930,12 +930,20 @@ pub fn stated_history(text: &str) -> Vec<(String, String)> {
         rest = after;
         let Some(close) = after.find(')') else { break };
         let inner = after[..close].trim();
-        let Some((marker, old)) = inner.split_once(' ') else {
+        // "(was Y)", "(moved from Y)": a marker of one word or more.
+        let Some(old) = lexicon::HISTORY_MARKERS
+            .iter()
+            .filter(|m| {
+                inner
+                    .get(..m.len())
+                    .is_some_and(|h| h.eq_ignore_ascii_case(m))
+                    && inner[m.len()..].starts_with(' ')
+            })
+            .max_by_key(|m| m.len())
+            .map(|m| &inner[m.len() + 1..])
+        else {
             continue;
         };
-        if !lexicon::HISTORY_MARKERS.contains(&marker.to_lowercase()) {
-            continue;
-        }
         let old = old.trim().trim_start_matches(':').trim();
         if old.is_empty() || old.split_whitespace().count() > 4 {
             continue;
