@@ -739,6 +739,18 @@ fn an_unnamed_instead_refers_to_a_recent_choice_only() {
         "{:?}",
         g.nodes()
     );
+    // "instead" may end its clause before the sentence goes on.
+    let d = extract::decision(
+        "ok, booked Brokk instead, cheaper and already on the box.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("Brokk"));
+    assert_eq!(d.replaced.as_deref(), Some(extract::PREVIOUS_NAMED));
+    assert!(
+        extract::decision("booked Brokk instead of the old one later on", None)
+            .is_none_or(|d| d.replaced.as_deref() != Some(extract::PREVIOUS_NAMED))
+    );
     // … but not a choice from many turns back about something else.
     let g = session(&[
         "Let's use Zephyrq for the queue.",

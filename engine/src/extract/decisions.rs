@@ -723,12 +723,14 @@ fn plain_choice(choice: &str, root: Option<&str>, sentence: &str) -> Option<Deci
 /// "instead" chooses its object over the choice the turn talks about.
 fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let s = sentence.trim().trim_end_matches(['.', '!']);
-    let body = s
-        .strip_suffix("instead")
-        .or_else(|| s.strip_suffix("Instead"))?;
-    if !body.ends_with(' ') {
-        return None;
-    }
+    // "instead" ends its clause: the sentence, or a comma after it
+    // ("booked X instead, £90 all in").
+    let lower = s.to_ascii_lowercase();
+    let at = lower.match_indices(" instead").map(|(p, _)| p).find(|&p| {
+        let after = &s[p + " instead".len()..];
+        after.is_empty() || after.starts_with([',', ';'])
+    })?;
+    let body = &s[..=at];
     // The last clause: after the last comma, semicolon or "and".
     let mut clause = body.trim();
     for sep in [",", ";", " and ", " then "] {
