@@ -3044,6 +3044,8 @@ fn an_option_picked_by_its_label_or_place_is_a_choice() {
     assert!(pick("a quick fix would do", offer).is_empty());
     assert!(pick("1. page numbers", "Two questions:\n1. Paging: page numbers or endless scroll?\n2. Review: who looks at it?").is_empty());
     assert!(pick("b", "Sounds good, done.").is_empty());
+    // A multi-byte character where "option " would end is no panic.
+    assert!(pick("b", "Optio€ a) x\nOptio€ b) y").is_empty());
     // A later pick from the same list replaces the earlier one.
     let g = session_with_replies(&[
         ("how should we cache the tiles?", offer),

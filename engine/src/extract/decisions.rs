@@ -1773,7 +1773,9 @@ fn listed_options(reply: &str) -> Vec<(char, String)> {
             t = t.strip_prefix(b).unwrap_or(t);
         }
         t = t.trim_start_matches("**");
-        if t.len() > 7 && t[..7].eq_ignore_ascii_case("option ") {
+        if t.get(..7)
+            .is_some_and(|h| h.eq_ignore_ascii_case("option "))
+        {
             t = &t[7..];
         }
         let t = t.strip_prefix('(').unwrap_or(t);
@@ -1845,7 +1847,7 @@ fn listed_options(reply: &str) -> Vec<(char, String)> {
 /// What an option is, said short: its text up to a colon, dash,
 /// parenthesis or clause mark, at most six words, without code or bold
 /// marks and trailing function words ("12 shards (~80 GB each): …"
-/// → "640 partitions").
+/// → "12 shards").
 fn option_head(text: &str) -> Option<String> {
     let t = text.replace(['`', '*'], "");
     let mut end = t.len();
