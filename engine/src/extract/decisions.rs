@@ -1693,6 +1693,18 @@ pub fn is_acceptance(prompt: &str) -> bool {
 enum Pick {
     Label(char),
     Nth(usize),
+    Last,
+}
+
+/// Marks that may close an option's label: "a)", "2.", "b,".
+const PICK_MARKS: [char; 6] = [')', '.', ',', '!', ':', ';'];
+
+/// Bullets that open a list item.
+const BULLETS: [&str; 3] = ["- ", "* ", "• "];
+
+/// Whether a (lowercase) character can label an option: "a"–"h", "1"–"9".
+fn option_label(c: char) -> bool {
+    c.is_ascii_digit() && c != '0' || ('a'..='h').contains(&c)
 }
 
 /// "option b", "a for now", "2, it's simpler", "the second option, thanks":
@@ -1717,11 +1729,8 @@ fn option_pick(first: &str) -> Option<Pick> {
         i += 1;
     }
     let raw = *words.get(i)?;
-    let core = raw
-        .trim_start_matches('(')
-        .trim_end_matches([')', '.', ',', '!', ':', ';']);
-    let marked =
-        raw != core && !raw.starts_with('(') || raw.ends_with([')', '.', ',', '!', ':', ';']);
+    let core = raw.trim_start_matches('(').trim_end_matches(PICK_MARKS);
+    let marked = raw.ends_with(PICK_MARKS);
     let ends = |k: usize| {
         words
             .get(k)
@@ -1729,9 +1738,7 @@ fn option_pick(first: &str) -> Option<Pick> {
     };
     let mut chars = core.chars();
     let (c, rest) = (chars.next()?, chars.next());
-    if rest.is_none()
-        && (c.is_ascii_digit() && c != '0' || ('a'..='h').contains(&c.to_ascii_lowercase()))
-    {
+    if rest.is_none() && option_label(c.to_ascii_lowercase()) {
         return (marked || ends(i + 1)).then(|| Pick::Label(c.to_ascii_lowercase()));
     }
     let ordinal = core.to_lowercase();
@@ -1754,11 +1761,11 @@ fn option_pick(first: &str) -> Option<Pick> {
         return None;
     }
     // "last" is the list's end, whatever its length.
-    Some(Pick::Nth(if ordinal == "last" {
-        usize::MAX
+    Some(if ordinal == "last" {
+        Pick::Last
     } else {
-        place
-    }))
+        Pick::Nth(place)
+    })
 }
 
 /// The options a reply lists, as (label, text): lines that open with
@@ -1769,7 +1776,7 @@ fn listed_options(reply: &str) -> Vec<(char, String)> {
     let mut out: Vec<(char, String)> = Vec::new();
     for line in reply.lines() {
         let mut t = line.trim_start();
-        for b in ["- ", "* ", "• "] {
+        for b in BULLETS {
             t = t.strip_prefix(b).unwrap_or(t);
         }
         t = t.trim_start_matches("**");
@@ -1782,9 +1789,7 @@ fn listed_options(reply: &str) -> Vec<(char, String)> {
         let mut cs = t.char_indices();
         let Some((_, c)) = cs.next() else { continue };
         let Some((_, mark)) = cs.next() else { continue };
-        let label_ok =
-            c.is_ascii_digit() && c != '0' || ('a'..='h').contains(&c.to_ascii_lowercase());
-        if !label_ok || !matches!(mark, ')' | '.' | ':') {
+        if !option_label(c.to_ascii_lowercase()) || !matches!(mark, ')' | '.' | ':') {
             continue;
         }
         let rest = t[2..].trim_start_matches("**");
@@ -1805,10 +1810,7 @@ fn listed_options(reply: &str) -> Vec<(char, String)> {
             let t = &reply[p + 1..];
             let mut cs = t.chars();
             let c = cs.next()?;
-            (cs.next() == Some(')')
-                && cs.next() == Some(' ')
-                && (c.is_ascii_digit() && c != '0' || ('a'..='h').contains(&c)))
-            .then_some((p, c))
+            (cs.next() == Some(')') && cs.next() == Some(' ') && option_label(c)).then_some((p, c))
         })
         .collect();
     for (k, &(p, c)) in markers.iter().enumerate() {
@@ -1834,7 +1836,7 @@ fn listed_options(reply: &str) -> Vec<(char, String)> {
         .lines()
         .filter_map(|l| {
             let t = l.trim_start();
-            ["- ", "* ", "• "]
+            BULLETS
                 .iter()
                 .find_map(|b| t.strip_prefix(b))
                 .map(|x| x.trim().to_owned())
@@ -1887,7 +1889,7 @@ pub fn picked_option(
     let index = match pick {
         // The list's own label, not a later "(b) is what most teams pick".
         Pick::Label(c) => options.iter().position(|(l, _)| *l == c)?,
-        Pick::Nth(usize::MAX) => options.len() - 1,
+        Pick::Last => options.len() - 1,
         Pick::Nth(n) => {
             // A place counts in the list the options' labels make.
             (n < options.len()).then_some(n)?

@@ -195,8 +195,9 @@ impl Probe for HeuristicProbe {
             {
                 plan.decision(&d);
             } else if let Some(first) = user_sentences.first()
-                && extract::decision(first, input.root).is_none()
+                // The cheap pick first: most sentences pick no option.
                 && let Some((d, others)) = extract::picked_option(first, previous_reply, input.root)
+                && extract::decision(first, input.root).is_none()
             {
                 // "option b": the option of the list just offered, against
                 // the one of that list in force, if any.
