@@ -2459,6 +2459,25 @@ fn versions_and_settings_are_facts_of_their_name() {
             &["Vexo Stack 3.2"],
         ),
         ("upgrade plinth version 2.4 first.", &["plinth version 2.4"]),
+        // One word ending its clause after a setting is no command; nor is
+        // the next setting; a dotted key and a path are settings too.
+        (
+            "so QUILL_PORT=7311 everywhere: the image, the probe, the docs.",
+            &["QUILL_PORT=7311"],
+        ),
+        (
+            "set A_MODE=fast B_MODE=slow for now.",
+            &["A_MODE=fast", "B_MODE=slow"],
+        ),
+        (
+            "I set brine.pool.workers=12 in prod.",
+            &["brine.pool.workers=12"],
+        ),
+        (
+            "point it at DUSK_MODEL=/srv/models/dusk_v4.bin and retry.",
+            &["DUSK_MODEL=/srv/models/dusk_v4.bin"],
+        ),
+        ("CI runs with GLINT=1 bin/lint in the image.", &[]),
         // Not versions: a count, a measure, a price, a year, a date, a
         // decimal, a variable set for a command, a question.
         ("zentrafs 14 connections is the cap.", &[]),
@@ -2492,6 +2511,47 @@ fn versions_and_settings_are_facts_of_their_name() {
         Some(("pool size", "12"))
     );
     assert_eq!(extract::fact_parts("Use per-device tokens"), None);
+}
+
+#[test]
+fn a_pasted_env_file_is_one_setting_a_line() {
+    let text = "here's the env:\n```\n# service\nQUILL_PORT=7311\nexport QUILL_MODE=\"lazy\"\nquill.cache.dir=/var/cache/quill\n```\nthat's it.";
+    let got: Vec<String> = extract::fenced_settings(text)
+        .into_iter()
+        .map(|r| r.label)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "QUILL_PORT=7311",
+            "QUILL_MODE=lazy",
+            "quill.cache.dir=/var/cache/quill"
+        ]
+    );
+    // A log, a command or code in the block: no settings at all.
+    for text in [
+        "```\n10:52:31: worker up redis_version=7.2.4 db_keys=0\n```",
+        "```\nQUILL_PORT=7311 make run\n```",
+        "```\nQUILL_PORT=7311\nprint(port)\n```",
+        "QUILL_PORT=7311 said outside any block",
+    ] {
+        assert!(extract::fenced_settings(text).is_empty(), "{text}");
+    }
+    // A long file gives a bounded number.
+    let long: String = (0..40).map(|i| format!("KEY_{i}=v{i}\n")).collect();
+    assert_eq!(
+        extract::fenced_settings(&format!("```\n{long}```")).len(),
+        16
+    );
+    // Through the probe: the file's value, then the one said later in prose.
+    let g = session(&[
+        "current env:\n```\nQUILL_PORT=7311\nQUILL_MODE=lazy\n```",
+        "so QUILL_PORT=7312 everywhere: image, probe, docs.",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(facts.contains(&"QUILL_PORT=7312".to_owned()), "{facts:?}");
+    assert!(facts.contains(&"QUILL_MODE=lazy".to_owned()), "{facts:?}");
+    assert!(!facts.iter().any(|f| f.contains("7311")), "{facts:?}");
 }
 
 #[test]

@@ -1928,6 +1928,71 @@ fn version_token(t: &str, integer: bool) -> bool {
     }
 }
 
+/// The most settings read from one turn's pasted files.
+const MAX_FENCED_SETTINGS: usize = 16;
+
+/// The settings of an env or config file pasted in a fenced block, where
+/// every line of the block is one ("```\nPORT=8080\nexport LOG_LEVEL=info\n```";
+/// `#` comments aside): each "NAME=value", about NAME, as [`versions`]
+/// labels a setting written in prose. A block of anything else (a log, a
+/// command, code) gives none; at most 16 a turn.
+pub fn fenced_settings(text: &str) -> Vec<Record> {
+    let setting = |line: &str| -> Option<(String, String)> {
+        let line = line.strip_prefix("export ").unwrap_or(line).trim();
+        let (name, value) = line.split_once('=')?;
+        let value = value.trim_matches(['"', '\'']);
+        let named = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        let valued = !value.is_empty()
+            && value.chars().count() <= 80
+            && value.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':' | '+' | ',')
+            });
+        (named && valued).then(|| (name.to_owned(), value.to_owned()))
+    };
+    let mut out: Vec<Record> = Vec::new();
+    let mut block: Option<Vec<&str>> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            match block.take() {
+                None => block = Some(Vec::new()),
+                Some(lines) => {
+                    let kept: Vec<&str> = lines
+                        .into_iter()
+                        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                        .collect();
+                    let settings: Option<Vec<(String, String)>> =
+                        kept.iter().map(|l| setting(l)).collect();
+                    for (name, value) in settings.unwrap_or_default() {
+                        let subject = normalize_name(&name);
+                        if out.len() < MAX_FENCED_SETTINGS
+                            && !out.iter().any(|r| r.subject.as_deref() == Some(&subject))
+                        {
+                            out.push(Record {
+                                kind: NodeKind::Fact,
+                                label: format!("{name}={value}"),
+                                subject: Some(subject),
+                                sentence: format!("{name}={value}"),
+                            });
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some(lines) = block.as_mut() {
+            lines.push(t);
+        }
+    }
+    out
+}
+
 /// Versions of named things a sentence states: "it's on Quokka 6.1.7",
 /// "zentrafs 14 in prod", "minLevel 26", "brisket@18.2.0", and settings written
 /// as code ("MAX_THREADS=8"). One fact each, labelled as written ("Quokka
@@ -1948,8 +2013,14 @@ pub fn versions(sentence: &str) -> Vec<Record> {
         .iter()
         .any(|w| lexicon::VERSION_CUES.contains(w.as_str()));
     let ends = |raw: &str| raw.ends_with(super::CLAUSE_MARKS);
-    // Written as code: "MAX_THREADS", "minLevel".
-    let code_shaped = |t: &str| t.contains('_') || t.chars().skip(1).any(char::is_uppercase);
+    // Written as code: "MAX_THREADS", "minLevel", "db.pool.size".
+    let code_shaped = |t: &str| {
+        t.contains('_')
+            || t.chars().skip(1).any(char::is_uppercase)
+            || (t.contains('.')
+                && t.split('.')
+                    .all(|p| p.chars().next().is_some_and(char::is_alphabetic)))
+    };
     let mut out: Vec<Record> = Vec::new();
     let mut push = |name: String, label: String| {
         let subject = normalize_name(&name);
@@ -1989,22 +2060,30 @@ pub fn versions(sentence: &str) -> Vec<Record> {
             && name.chars().next().is_some_and(char::is_alphabetic)
             && name
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/'))
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
         {
             let v = v.trim_start_matches(['^', '~']);
             // "HEADLESS=1 make check": a variable set for a command
-            // is the command's, not a setting.
+            // is the command's, not a setting. A command takes a word
+            // after it or is written as a path ("RUN=1 bin/check"); one
+            // word ending its clause ("PORT=8090 everywhere:") is none, nor
+            // another setting ("A=1 B=2").
             let commanded = !ends(w.raw)
-                && lws
-                    .get(i + 1)
-                    .is_some_and(|n| !lexicon::is_stop(n) && n.chars().any(char::is_alphabetic));
+                && ws.get(i + 1).is_some_and(|n| {
+                    let l = lws[i + 1].as_str();
+                    !lexicon::is_stop(l)
+                        && l.chars().any(char::is_alphabetic)
+                        && !n.raw.contains('=')
+                        && (!ends(n.raw) && i + 2 < ws.len() || n.raw.contains('/'))
+                });
             let pinned = raw.contains('@') && version_token(v, false);
             let setting = raw.contains('=')
                 && code_shaped(name)
                 && !commanded
                 && !v.is_empty()
+                // A path or an address is a setting's value too.
                 && v.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':' | '+'));
             if pinned || setting {
                 push(name.to_owned(), raw.to_owned());
             }

@@ -206,6 +206,10 @@ impl Probe for HeuristicProbe {
             for s in &user_sentences {
                 plan.sentence(s, true);
             }
+            // A pasted env file: each line a setting ("PORT=8080").
+            for r in extract::fenced_settings(&turn.user) {
+                plan.record(&r, &[]);
+            }
             for s in extract::sentences(&turn.assistant) {
                 plan.sentence(&s, false);
                 // "`tool ship --prod` uploads the bundle": how to ship.
