@@ -416,6 +416,22 @@ fn facts_restrictions_procedures_and_intentions() {
     assert_eq!(f.label, "handover: june 27");
     let f = extract::fact("the handover slips to July 1.").unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "handover: July 1");
+    // A modal of what is to come links like "is"; a rate written with a
+    // slash keeps its unit and what it is per.
+    let f = extract::fact("the refund would be £40.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "refund: £40");
+    let f =
+        extract::fact("the sync quota is 90 req/min per token.").unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "sync quota: 90 req/min per token");
+    assert_eq!(
+        extract::value_unit("90 req/min").as_deref(),
+        Some("req/min")
+    );
+    let later = extract::later_facts("The hall is booked for 3 May, and the deposit will be £300.");
+    assert!(
+        later.iter().any(|r| r.label == "deposit: £300"),
+        "{later:?}"
+    );
     assert_eq!(extract::value_unit("40/min").as_deref(), Some("/min"));
     assert_eq!(extract::value_unit("41.2%").as_deref(), Some("%"));
     assert_eq!(extract::value_unit("16px").as_deref(), Some("px"));

@@ -315,6 +315,11 @@ list!(
     "Nouns that judge or explain, not a slot a choice fills (\"the problem is X\")."
 );
 list!(
+    GUESSING_MODALS,
+    "guessing_modals.txt",
+    "Modals that guess at a value, not state it (\"the deposit might be £300\")."
+);
+list!(
     TENTATIVE_MODALS,
     "tentative_modals.txt",
     "Modals that make a change a possibility (\"we could replace Y with X\")."
@@ -851,6 +856,7 @@ mod tests {
             &*REPLACE_VERBS,
             &*MOVE_FROM_VERBS,
             &*TENTATIVE_MODALS,
+            &*GUESSING_MODALS,
             &*EVALUATIVE_NOUNS,
             &*RULE_SHAPES,
             &*HISTORY_MARKERS,

@@ -807,6 +807,23 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     {
         return format!("{value} {} {}", ws[vi + 1].text, ws[vi + 2].text);
     }
+    // "60 req/min", "90 km/h": a rate written with a slash is the unit.
+    let slashed = |w: &str| {
+        w.split_once('/').is_some_and(|(a, b)| {
+            [a, b].iter().all(|p| {
+                (1..=8).contains(&p.len())
+                    && p.chars().all(|c| c.is_ascii_lowercase())
+                    && !lexicon::is_stop(p)
+            })
+        })
+    };
+    if forward && lws.get(vi + 1).is_some_and(|w| slashed(w)) {
+        value = format!("{value} {}", ws[vi + 1].text);
+        if !ends_clause(vi + 1) && lws.get(vi + 2).is_some_and(|w| w == "per") && content(vi + 3) {
+            value = format!("{value} per {}", ws[vi + 3].text);
+        }
+        return value;
+    }
     if forward
         && let Some(next) = lws.get(vi + 1)
         && (lexicon::UNIT_WORDS.contains(next.as_str())
@@ -1474,7 +1491,10 @@ fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
         && (lexicon::FACT_LINKERS.contains(lws[end - 1].as_str())
             || lexicon::DATE_PREPOSITIONS.contains(lws[end - 1].as_str())
             || lexicon::FACT_SKIP_WORDS.contains(lws[end - 1].as_str())
-            || lexicon::COPULAS.contains(lws[end - 1].as_str()))
+            || lexicon::COPULAS.contains(lws[end - 1].as_str())
+            // "the first class would be <date>".
+            || (lexicon::MODALS.contains(lws[end - 1].as_str())
+                && lws.get(end).is_some_and(|w| w == "be")))
         && !ws[end - 1].raw.ends_with([',', ';', '.'])
     {
         end -= 1;
@@ -1696,6 +1716,17 @@ fn fact_linked(
                 end -= 1;
             }
             continue;
+        }
+        // "the first class will be the 29th": a modal of what is to come
+        // and "be" link like "is" ("might be" only guesses).
+        if w == "be"
+            && end >= 3
+            && lexicon::MODALS.contains(lws[end - 2].as_str())
+            && !lexicon::GUESSING_MODALS.contains(lws[end - 2].as_str())
+        {
+            linked = true;
+            end -= 2;
+            break;
         }
         // "the build took 9 minutes", "latency peaked at 800 ms": a verb
         // of measuring links the words before it.
