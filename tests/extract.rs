@@ -2144,11 +2144,17 @@ fn a_slot_said_to_hold_a_thing_is_a_choice_a_later_move_replaces() {
         let d = extract::decision(s, None).unwrap_or_else(|| panic!("no decision: {s}"));
         assert_eq!(d.chosen.as_deref(), Some(chosen), "{s}: {d:?}");
     }
-    // A slot that judges, a role, a value: no choice.
+    // An adverb after the thing is no part of it.
+    let d = extract::decision("the export files are Parquet now.", None)
+        .unwrap_or_else(|| panic!("no decision"));
+    assert_eq!(d.chosen.as_deref(), Some("Parquet"), "{d:?}");
+    // A slot that judges, a role, a value, what a slot is not: no choice.
     for s in [
         "the problem is Corvel",
         "the tech lead is Sam Quenby",
         "we changed the page size to 50",
+        "the access logs aren't Parquet.",
+        "the access logs are not Parquet.",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s}");
     }
@@ -2847,6 +2853,44 @@ fn keeping_a_choice_again_turns_down_what_was_tried_beside_it() {
     let live = in_force(&g);
     assert_in_force(&g, "Use Quillpress");
     assert!(!live.iter().any(|l| l.contains("Vellumjs")), "{live:?}");
+}
+
+#[test]
+fn a_thing_that_is_out_is_dropped_and_a_person_away_is_not() {
+    words();
+    // "X's out" drops X as "X is out" does; a choice in the clause before
+    // replaces it.
+    let d = extract::decision("ok, Grivlet's out.", None).unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.moves, DecisionMove::Drop, "{d:?}");
+    assert_eq!(d.replaced.as_deref(), Some("Grivlet"), "{d:?}");
+    let d = extract::decision("so back to Kelvane for the queue, Tarnish's out.", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("Kelvane"), "{d:?}");
+    assert_eq!(d.replaced.as_deref(), Some("Tarnish"), "{d:?}");
+    // Someone out sick or away until a day is no choice dropped.
+    for s in ["Oriel's out sick today.", "Oriel is out until Monday."] {
+        assert!(
+            extract::decision(s, None).is_none_or(|d| d.moves != DecisionMove::Drop),
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn a_choice_named_as_an_owner_is_not_the_one_replaced() {
+    // "Quillq's lines" is about what Quillq does: switching the logger
+    // leaves the job queue in force.
+    let g = session(&[
+        "let's use Quillq for the jobs.",
+        "the handler double-logs Quillq's lines. fair enough, switching to Strucko.",
+    ]);
+    let live = in_force(&g);
+    assert_in_force(&g, "Use Quillq");
+    assert_in_force(&g, "Use Strucko");
+    assert!(
+        !live.iter().any(|l| l.contains("instead of Quillq")),
+        "{live:?}"
+    );
 }
 
 #[test]

@@ -464,7 +464,20 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 }))
     };
     let complement = |from: usize| -> Option<String> {
-        let rest = &words.get(from..)?;
+        let mut rest = words.get(from..)?;
+        // "the logs are X now": the adverb is no part of X (a short
+        // complement only: "on X 4.2 right now" is no choice).
+        while rest.len() <= 3
+            && let Some((last, head)) = rest.split_last()
+            && !head.is_empty()
+            && lexicon::UPDATE_ADVERBS.contains(
+                last.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+                    .as_str(),
+            )
+        {
+            rest = head;
+        }
         if rest.is_empty() || rest.len() > 4 {
             return None;
         }
@@ -532,6 +545,10 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     }
     let cop =
         (k + 1..(k + 4).min(lws.len())).find(|&i| lexicon::COPULAS.contains(lws[i].as_str()))?;
+    // "the access logs aren't JSON" says what the slot is not.
+    if lws[cop].ends_with("n't") || lws.get(cop + 1).is_some_and(|w| w == "not" || w == "never") {
+        return None;
+    }
     let slot = lws[k + 1..cop].to_vec();
     if !slot_ok(&slot) {
         return None;
@@ -873,10 +890,33 @@ fn reported_by_another(head: &str) -> bool {
 /// X", "actually keep X": a change of mind, with or without a replacement.
 pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decision> {
     // "X is out", "the hourly run is overkill": a drop, stated after.
-    if let Some((p, cue_len)) = lexicon::DROP_AFTER_CUES
-        .iter()
-        .find_map(|c| find_ci(sentence, c).map(|p| (p, c.len())))
-    {
+    // "X's out": the cue's "is" contracted onto the name. "X is out sick"
+    // says someone is away: some cues drop only where their clause ends.
+    let ends_clause = |c: &str, end: usize| {
+        let rest = sentence[end..].trim_start();
+        !lexicon::CLAUSE_FINAL_DROP_CUES.contains(c)
+            || rest.is_empty()
+            || rest.starts_with(|ch: char| !ch.is_alphanumeric())
+            || lexicon::COORDINATORS.contains(
+                rest.split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_lowercase()
+                    .as_str(),
+            )
+    };
+    if let Some((p, cue_len)) = lexicon::DROP_AFTER_CUES.iter().find_map(|c| {
+        find_ci(sentence, c)
+            .map(|p| (p, c.len()))
+            .or_else(|| {
+                let rest = c.strip_prefix("is ")?;
+                ["'s ", "\u{2019}s "].iter().find_map(|is| {
+                    let cue = format!("{is}{rest}");
+                    find_ci(sentence, &cue).map(|p| (p, cue.len()))
+                })
+            })
+            .filter(|&(p, len)| ends_clause(c, p + len))
+    }) {
         let head = sentence[..p].trim();
         let head = head.rsplit(['.', ';', ',']).next().unwrap_or(head).trim();
         let head: Vec<&str> = head
@@ -917,9 +957,18 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             && let Some(dropped) = chosen_of(&head, root)
         {
             let after = sentence[p + cue_len..].trim_start_matches([';', ',', '.', ' ', '-', '—']);
+            // "so back to Y for the cache, X is out": the choice may come
+            // in the clause before the drop too.
+            let before = || {
+                let cut = sentence[..p].rfind([',', ';'])?;
+                decision(&sentence[..cut], root).filter(|d| {
+                    d.chosen.is_some() && d.moves != DecisionMove::Drop && d.replaced.is_none()
+                })
+            };
             let d = decision(after, root)
                 .filter(|d| d.chosen.is_some())
-                .or_else(|| plain_return(after));
+                .or_else(|| plain_return(after))
+                .or_else(before);
             if let Some(d) = d {
                 // What it replaces is named here, not left to the turn.
                 let base = d.label.split(" instead of ").next().unwrap_or(&d.label);

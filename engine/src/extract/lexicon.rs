@@ -106,6 +106,11 @@ list!(
     "Said after a choice to drop it (\"X is out\")."
 );
 list!(
+    CLAUSE_FINAL_DROP_CUES,
+    "clause_final_drop_cues.txt",
+    "Drop cues that drop only where they end their clause (\"X is out.\")."
+);
+list!(
     SUFFICIENCY_CUES,
     "sufficiency_cues.txt",
     "Said after a choice to settle on it (\"Y is enough\")."
@@ -816,6 +821,7 @@ mod tests {
             &*AUXILIARIES,
             &*PARTICLES,
             &*DROP_AFTER_CUES,
+            &*CLAUSE_FINAL_DROP_CUES,
             &*SUFFICIENCY_CUES,
             &*ENDORSE_CUES,
             &*ENDORSE_LEADS,

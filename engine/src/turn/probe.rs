@@ -2083,15 +2083,18 @@ impl<'a> Plan<'a> {
     /// The decision in force whose choice or topic the user's words in this
     /// turn name (the newest of them), if any.
     fn previous_choice_named(&self, except: Option<&NodeId>) -> Option<NodeId> {
-        let said = extract::content_words(&self.turn_text);
-        let said_names = name_stems(&self.turn_text);
+        // "X's lines double-log" is about what X does, not X as the thing
+        // to replace.
+        let unowned = without_owners(&self.turn_text);
+        let said = extract::content_words(&unowned);
+        let said_names = name_stems(&unowned);
         let named = self.live_choices(except).filter(|id| {
             let choice = self
                 .choice_of(id)
                 .and_then(|c| self.node_ref(&c))
                 .is_some_and(|c| {
                     c.names()
-                            .any(|x| x.len() >= 3 && find_word(&self.turn_text, &x))
+                            .any(|x| x.len() >= 3 && find_word(&unowned, &x))
                             // "x adds 400 KB" names the choice "x derive".
                             || name_stems(&c.label).iter().any(|w| {
                                 w.len() >= 3
@@ -2785,7 +2788,7 @@ impl<'a> Plan<'a> {
     ) -> Option<NodeId> {
         let chosen_node = self.node_ref(chosen?)?;
         let chosen_kind = chosen_node.kind;
-        let mut rest = self.turn_text.replace(sentence, " ");
+        let mut rest = without_owners(&self.turn_text.replace(sentence, " "));
         // "X keeps timing out, go with Y": the clause before the one that
         // names the new choice talks about the old one.
         let lower = sentence.to_lowercase();
@@ -3022,6 +3025,31 @@ fn round4(x: f64) -> f64 {
 
 fn find_word(hay: &str, word: &str) -> bool {
     has_word(&hay.to_lowercase(), word)
+}
+
+/// `text` without its owners: a word with "'s" before a content word
+/// ("X's lines" is about X's lines, not X; "X's out" stays).
+fn without_owners(text: &str) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    words
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| {
+            let owner = (w.ends_with("'s") || w.ends_with("\u{2019}s"))
+                && words.get(i + 1).is_some_and(|n| {
+                    let n = n
+                        .trim_end_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase();
+                    !n.is_empty()
+                        && n.chars().all(char::is_alphabetic)
+                        && !extract::lexicon::is_stop(&n)
+                        && !extract::lexicon::is_closed_class(&n)
+                });
+            !owner
+        })
+        .map(|(_, w)| *w)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn has_word(hay: &str, word: &str) -> bool {
