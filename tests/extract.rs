@@ -2144,6 +2144,14 @@ fn a_slot_said_to_hold_a_thing_is_a_choice_a_later_move_replaces() {
         let d = extract::decision(s, None).unwrap_or_else(|| panic!("no decision: {s}"));
         assert_eq!(d.chosen.as_deref(), Some(chosen), "{s}: {d:?}");
     }
+    // A reason after the thing, however it is spelled, is no part of it.
+    for s in [
+        "let's use Quillq because it's simpler.",
+        "let's use Quillq cos it's simpler.",
+    ] {
+        let d = extract::decision(s, None).unwrap_or_else(|| panic!("no decision: {s}"));
+        assert_eq!(d.chosen.as_deref(), Some("Quillq"), "{s}: {d:?}");
+    }
     // An adverb after the thing is no part of it.
     let d = extract::decision("the export files are Parquet now.", None)
         .unwrap_or_else(|| panic!("no decision"));
