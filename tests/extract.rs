@@ -2544,6 +2544,61 @@ fn versions_and_settings_are_facts_of_their_name() {
 }
 
 #[test]
+fn a_label_with_a_colon_names_its_value() {
+    words();
+    // Bold marks are no part of the text; "2**10" is kept.
+    assert_eq!(
+        extract::sentences("**Uptake target**: 80% of households. use 2**10 buckets."),
+        ["Uptake target: 80% of households.", "use 2**10 buckets."]
+    );
+    let f = extract::fact("Evening attendance: 80% of households joining four evenings.")
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(f.label, "evening attendance: 80%");
+    // A note's opener is no subject.
+    for s in ["Note: 5 of them failed.", "Update: 3 failures today."] {
+        assert!(extract::fact(s).is_none(), "{s}: {:?}", extract::fact(s));
+    }
+}
+
+#[test]
+fn a_value_the_reply_stated_and_the_user_turns_down_gets_the_new_one() {
+    let turns = [
+        (
+            "draft the outcomes for the bid.",
+            "**Uptake target**: 80% of households joining four or more evenings.",
+        ),
+        (
+            "80% is far too high for our families, honestly. Let's say 55%.",
+            "55% it is.",
+        ),
+    ];
+    let g = session_with_replies(&turns);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        facts.contains(&"uptake target: 55%".to_owned()),
+        "{facts:?}"
+    );
+    let n = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.label == "uptake target: 55%")
+        .unwrap_or_else(|| panic!("{facts:?}"));
+    assert!(
+        g.supersedes(&n.id)
+            .iter()
+            .any(|o| o.label == "uptake target: 80%"),
+        "{facts:?}"
+    );
+    // A value the turn says without naming the reply's: no counter to it.
+    let g = session_with_replies(&[turns[0], ("Let's say 55%.", "ok.")]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        !facts.iter().any(|f| f.starts_with("uptake target")),
+        "{facts:?}"
+    );
+}
+
+#[test]
 fn a_pasted_env_file_is_one_setting_a_line() {
     let text = "here's the env:\n```\n# service\nQUILL_PORT=7311\nexport QUILL_MODE=\"lazy\"\nquill.cache.dir=/var/cache/quill\n```\nthat's it.";
     let got: Vec<String> = extract::fenced_settings(text)

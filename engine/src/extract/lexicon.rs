@@ -106,6 +106,11 @@ list!(
     "Said after a choice to drop it (\"X is out\")."
 );
 list!(
+    NOTE_LABELS,
+    "note_labels.txt",
+    "Labels that open a note, not a measured thing (\"Note: 5 of them failed\")."
+);
+list!(
     CLAUSE_FINAL_DROP_CUES,
     "clause_final_drop_cues.txt",
     "Drop cues that drop only where they end their clause (\"X is out.\")."
@@ -822,6 +827,7 @@ mod tests {
             &*PARTICLES,
             &*DROP_AFTER_CUES,
             &*CLAUSE_FINAL_DROP_CUES,
+            &*NOTE_LABELS,
             &*SUFFICIENCY_CUES,
             &*ENDORSE_CUES,
             &*ENDORSE_LEADS,

@@ -295,7 +295,8 @@ pub fn sentences(text: &str) -> Vec<String> {
         if in_fence || trimmed.is_empty() {
             continue;
         }
-        let trimmed = trimmed.trim_start_matches(['-', '*', '>', '#', ' ']);
+        let unbolded = without_bold(trimmed);
+        let trimmed = unbolded.trim_start_matches(['-', '*', '>', '#', ' ']);
         let mut start = 0;
         let bytes = trimmed.as_bytes();
         for i in 0..bytes.len() {
@@ -317,6 +318,30 @@ pub fn sentences(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `line` without Markdown bold marks ("**Budget**: 80%" → "Budget: 80%");
+/// "**" between two letters or digits ("2**10") is kept.
+fn without_bold(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains("**") {
+        return line.into();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("**") {
+        let before = rest[..at]
+            .chars()
+            .next_back()
+            .or_else(|| out.chars().next_back());
+        let after = rest[at + 2..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(char::is_alphanumeric) && after.is_some_and(char::is_alphanumeric) {
+            out.push_str("**");
+        }
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// Whether `text` ends in a title or short form ("dr", "e.g") whose period

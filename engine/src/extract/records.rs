@@ -1837,7 +1837,25 @@ fn fact_linked(
         && (after_value >= ws.len()
             || ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS)
             || lexicon::LIST_VALUE_LINKS.contains(lws[after_value].as_str()));
-    let plain_subject = plain_subject || listed;
+    // "Engagement: 80% of families …": a label of a few content words
+    // opening the sentence, its colon right before the value.
+    let labelled = !linked
+        && start == 0
+        && end == vi
+        && (1..=3).contains(&end)
+        && ws[end - 1].raw.ends_with(':')
+        && !ws[..end - 1]
+            .iter()
+            .any(|w| w.raw.ends_with(super::CLAUSE_MARKS))
+        && subject.split_whitespace().count() == end
+        && !lexicon::NOTE_LABELS.contains(lws[0].as_str())
+        && subject.split_whitespace().all(|w| {
+            w.chars().all(char::is_alphabetic)
+                && !lexicon::is_stop(w)
+                && !lexicon::is_closed_class(w)
+        })
+        && !(value.split_whitespace().count() == 1 && version_token(&value, false));
+    let plain_subject = plain_subject || listed || labelled;
     // The words before the value name it by the sentence's shape.
     let shaped = !subject.is_empty() && (plain_subject || (linked && has_head(&subject)));
     // "go with 10 minutes for the cache ttl": what the value is for.

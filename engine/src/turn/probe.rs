@@ -1100,7 +1100,15 @@ impl<'a> Plan<'a> {
             // A value beside a new choice is the choice's ("we'll do a
             // flat rate instead, €80 a seat"), not an update of the one fact
             // in force that happens to share its unit.
-            if fact.is_none()
+            let countered = if fact.is_none() && !decided {
+                self.counter_to_reply(s)
+            } else {
+                None
+            };
+            if let Some((new, old)) = countered {
+                self.value_change(&new, &old, &ids);
+                said = Some(new);
+            } else if fact.is_none()
                 && !decided
                 && let Some(r) = self.fact_by_unit(s).or_else(|| self.fact_by_pronoun(s))
             {
@@ -1580,6 +1588,40 @@ impl<'a> Plan<'a> {
         {
             self.supersede(&new_id, &o);
         }
+    }
+
+    /// "80% is way too high … Let's say 60%." after a reply that stated
+    /// "Engagement: 80% of families …": a short sentence with one value and
+    /// no subject, in a turn that names the number of exactly one fact of
+    /// that unit the reply before stated, is that fact's new value. The new
+    /// record and the reply's, as its history.
+    fn counter_to_reply(&self, s: &str) -> Option<(extract::Record, extract::Record)> {
+        if self.prev_reply.trim().is_empty() || s.trim_end().ends_with('?') {
+            return None;
+        }
+        let [value] = extract::measures(s).try_into().ok()?;
+        let unit = extract::value_unit(&value).filter(|u| u != "date")?;
+        let number = extract::value_number(&value)?;
+        let words = s.split_whitespace().count();
+        if words > value.split_whitespace().count() + 3 {
+            return None;
+        }
+        let mut fits = extract::sentences(&self.prev_reply)
+            .into_iter()
+            .filter_map(|rs| extract::fact(&rs))
+            .filter(|o| {
+                o.subject.is_some()
+                    && extract::value_unit(o.value())
+                        .is_some_and(|u| extract::same_dimension(&u, &unit))
+                    && extract::value_number(o.value())
+                        .is_some_and(|n| n != number && extract::names_number(&self.turn_text, &n))
+            });
+        let old = fits.next()?;
+        if fits.any(|o| o.subject != old.subject) {
+            return None;
+        }
+        let new = extract::Record::fact(old.subject.as_deref()?, &value, s);
+        Some((new, old))
     }
 
     /// An old choice or value kept as the history of a new one, never
