@@ -706,6 +706,18 @@ fn session(prompts: &[&str]) -> Graph {
 
 /// Probe `i` over `turns`, its patch applied to `g`.
 fn probe_step(g: &mut Graph, probe: &mut HeuristicProbe, i: usize, turns: &[Turn]) {
+    probe_step_asked(g, probe, i, turns, None);
+}
+
+/// [`probe_step`], with the prompt a leading reply-only turn answers (as
+/// the session passes it).
+fn probe_step_asked(
+    g: &mut Graph,
+    probe: &mut HeuristicProbe,
+    i: usize,
+    turns: &[Turn],
+    asked: Option<&str>,
+) {
     let input = ProbeInput {
         session: "t",
         probe_id: format!("p{i}"),
@@ -713,7 +725,7 @@ fn probe_step(g: &mut Graph, probe: &mut HeuristicProbe, i: usize, turns: &[Turn
         graph: g,
         now: at(i as i64),
         root: None,
-        asked: None,
+        asked,
     };
     let out = probe.probe(&input).unwrap_or_else(|e| panic!("{e}"));
     apply(g, &out.patch.ops, &PatchRules::default()).unwrap_or_else(|e| panic!("{e}"));
@@ -1164,7 +1176,8 @@ fn session_with_replies(turns: &[(&str, &str)]) -> Graph {
             files: vec![],
             timestamp: Some(at(i as i64)),
         });
-        probe_step(&mut g, &mut probe, i, &batch);
+        let asked = (i > 0).then(|| turns[i - 1].0);
+        probe_step_asked(&mut g, &mut probe, i, &batch, asked);
         previous = (*reply).to_owned();
     }
     g
@@ -2596,6 +2609,56 @@ fn a_value_the_reply_stated_and_the_user_turns_down_gets_the_new_one() {
         !facts.iter().any(|f| f.starts_with("uptake target")),
         "{facts:?}"
     );
+}
+
+#[test]
+fn a_value_said_bare_is_of_the_subject_the_reply_names() {
+    // (The reply reaches the probe with the next prompt, as a hook's does.)
+    let g = session_with_replies(&[
+        (
+            "ok so 45 minutes, tops.",
+            "Noted. The standup limit is 45 minutes.",
+        ),
+        ("thanks.", ""),
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        facts.contains(&"standup limit: 45 minutes".to_owned()),
+        "{facts:?}"
+    );
+    // The reply's own denial stays the value's history.
+    let g = session_with_replies(&[
+        (
+            "So it's 6 seats on the kiln course, not 8.",
+            "The kiln course is 6 seats, not 8: six wheels and a demo wheel.",
+        ),
+        ("thanks.", ""),
+    ]);
+    let n = g
+        .nodes()
+        .into_iter()
+        .find(|n| n.label == "kiln course: 6 seats")
+        .unwrap_or_else(|| panic!("{:?}", in_force_of(&g, NodeKind::Fact)));
+    assert!(
+        g.supersedes(&n.id)
+            .iter()
+            .any(|o| o.label == "kiln course: 8 seats"),
+        "{:?}",
+        g.nodes()
+            .iter()
+            .map(|n| n.label.clone())
+            .collect::<Vec<_>>()
+    );
+    // A reply that names another number names nothing of the user's.
+    let g = session_with_replies(&[
+        (
+            "ok so 45 minutes, tops.",
+            "Noted. The standup limit is 30 minutes.",
+        ),
+        ("thanks.", ""),
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(!facts.iter().any(|f| f.contains("45 minutes")), "{facts:?}");
 }
 
 #[test]

@@ -217,6 +217,18 @@ impl Probe for HeuristicProbe {
                     plan.record(&r, &[]);
                 }
             }
+            // A reply that comes after its prompt was probed names what
+            // the prompt's bare values are of, as it does in one turn.
+            if turn.user.trim().is_empty() && !turn.assistant.trim().is_empty() {
+                for s in extract::sentences(asked) {
+                    if extract::fact(&s).is_none()
+                        && extract::event(&s).is_none()
+                        && extract::decision(&s, input.root).is_none()
+                    {
+                        plan.record_named_by_reply(&s, &turn.assistant, &[]);
+                    }
+                }
+            }
             // "what's the command for X?": the reply's command is how to X
             // (the question may have come with the last probe's turn).
             if !turn.user.trim().is_empty() {
@@ -1077,6 +1089,7 @@ impl<'a> Plan<'a> {
             // The same value under another name is the same fact.
             let event =
                 extract::event(s).filter(|e| fact.as_ref().is_none_or(|f| f.value() != e.value()));
+            let evented = event.is_some();
             let records = [
                 fact.clone(),
                 event,
@@ -1116,6 +1129,16 @@ impl<'a> Plan<'a> {
                 said = Some(r);
             } else if fact.is_none() && !decided {
                 said = self.pronoun_fact(s, &ids).or(said);
+            }
+            // "thursday sept 10, 9am at the garage." answered by
+            // "Inspection: Thursday Sept 10, 9am": the reply names what the
+            // value is of.
+            if said.is_none()
+                && !evented
+                && !decided
+                && let Some(r) = self.record_named_by_reply(s, &self.turn_reply.clone(), &ids)
+            {
+                said = Some(r);
             }
             // "make it 60 KB" after a reply that said "the budget is 90 KB":
             // the reply's value is the history.
@@ -1491,7 +1514,13 @@ impl<'a> Plan<'a> {
             p.resolve(&r.label, NodeKind::Fact)
                 .is_some_and(|id| p.input.graph.contains(&id) || p.nodes.contains_key(&id))
         };
-        if known(self, new) {
+        // Known already: only a value with no history yet takes the old
+        // one as its history ("6 students, not 8" after "6 students").
+        if known(self, new)
+            && self
+                .resolve(&new.label, NodeKind::Fact)
+                .is_none_or(|id| !self.history_of(&id).is_empty() || known(self, old))
+        {
             return;
         }
         let old_id = if known(self, old) {
@@ -1621,6 +1650,87 @@ impl<'a> Plan<'a> {
             return None;
         }
         let new = extract::Record::fact(old.subject.as_deref()?, &value, s);
+        Some((new, old))
+    }
+
+    /// [`Self::named_by_reply`], recorded: the new value, with the reply's
+    /// denied one as its history.
+    fn record_named_by_reply(
+        &mut self,
+        s: &str,
+        reply: &str,
+        ids: &[(NodeId, NodeKind)],
+    ) -> Option<extract::Record> {
+        let (r, old) = self.named_by_reply(s, reply)?;
+        match &old {
+            Some(o) => self.value_change(&r, o, ids),
+            None => self.record(&r, ids),
+        }
+        Some(r)
+    }
+
+    /// A value the user says with no subject, that this turn's reply
+    /// states as a fact of a subject ("thursday sept 10, 9am." → reply
+    /// "Inspection: Thursday Sept 10, 9am at the garage."): that fact, said
+    /// by the user. The same day, or the same number in one dimension;
+    /// exactly one reply subject, whose facts in force (if any) measure
+    /// alike. With the value the reply sentence sets it against ("6
+    /// students, not 8"), if any.
+    fn named_by_reply(
+        &self,
+        s: &str,
+        reply: &str,
+    ) -> Option<(extract::Record, Option<extract::Record>)> {
+        if reply.trim().is_empty() || s.trim_end().ends_with('?') {
+            return None;
+        }
+        if !extract::later_facts(s).is_empty() {
+            return None;
+        }
+        let said = extract::measures(s);
+        let same = |a: &str, b: &str| -> bool {
+            match (extract::value_unit(a), extract::value_unit(b)) {
+                (Some(ua), Some(ub)) if ua == "date" || ub == "date" => {
+                    ua == ub
+                        && extract::date_of(a).is_some()
+                        && extract::date_of(a) == extract::date_of(b)
+                }
+                (Some(ua), Some(ub)) => {
+                    extract::same_dimension(&ua, &ub)
+                        && extract::value_number(a) == extract::value_number(b)
+                }
+                _ => false,
+            }
+        };
+        // A value a fact in force already holds is that fact's.
+        let held = self
+            .facts_held()
+            .any(|(_, v)| said.iter().any(|x| same(x, v)));
+        if held {
+            return None;
+        }
+        let mut fits = extract::sentences(reply)
+            .into_iter()
+            .filter_map(|rs| Some((extract::fact(&rs)?, rs)))
+            .filter(|(r, _)| r.subject.is_some() && said.iter().any(|v| same(v, r.value())));
+        let (found, rs) = fits.next()?;
+        if fits.any(|(r, _)| r.subject != found.subject) {
+            return None;
+        }
+        let subject = found.subject.as_deref()?;
+        let unlike = self
+            .in_force_about(NodeKind::Fact, &normalize_name(subject))
+            .iter()
+            .filter_map(|id| self.node_ref(id))
+            .any(|n| !label_measures_like(&n.label, found.value()));
+        if unlike {
+            return None;
+        }
+        let new = extract::Record::fact(subject, found.value(), s);
+        let old = extract::value_change(&rs)
+            .or_else(|| extract::denied_value(&rs))
+            .filter(|(n, _)| n.subject == found.subject && n.value() == found.value())
+            .map(|(_, o)| o);
         Some((new, old))
     }
 
