@@ -2567,6 +2567,13 @@ fn a_label_with_a_colon_names_its_value() {
     let f = extract::fact("Evening attendance: 80% of households joining four evenings.")
         .unwrap_or_else(|| panic!("none"));
     assert_eq!(f.label, "evening attendance: 80%");
+    // A difference is no value of its subject.
+    for s in [
+        "Over budget by £200 before the taps.",
+        "we're behind schedule by 3 days.",
+    ] {
+        assert!(extract::fact(s).is_none(), "{s}: {:?}", extract::fact(s));
+    }
     // A note's opener is no subject.
     for s in ["Note: 5 of them failed.", "Update: 3 failures today."] {
         assert!(extract::fact(s).is_none(), "{s}: {:?}", extract::fact(s));

@@ -106,6 +106,11 @@ list!(
     "Said after a choice to drop it (\"X is out\")."
 );
 list!(
+    DIFFERENCE_LEADS,
+    "difference_leads.txt",
+    "Words before a subject that make a value after \"by\" a difference (\"over budget by £200\")."
+);
+list!(
     NOTE_LABELS,
     "note_labels.txt",
     "Labels that open a note, not a measured thing (\"Note: 5 of them failed\")."
@@ -828,6 +833,7 @@ mod tests {
             &*DROP_AFTER_CUES,
             &*CLAUSE_FINAL_DROP_CUES,
             &*NOTE_LABELS,
+            &*DIFFERENCE_LEADS,
             &*SUFFICIENCY_CUES,
             &*ENDORSE_CUES,
             &*ENDORSE_LEADS,

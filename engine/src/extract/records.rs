@@ -1760,6 +1760,17 @@ fn fact_linked(
             || lexicon::REPORTING_VERBS.contains(l)
             || lexicon::CORRECTION_OPENERS.contains(l)
     });
+    // "over budget by £200": a difference, not the budget.
+    if end < vi
+        && start < end
+        && lws[end] == "by"
+        && (start..=end)
+            .take(2)
+            .filter_map(|k| k.checked_sub(1))
+            .any(|k| lexicon::DIFFERENCE_LEADS.contains(lws[k].as_str()))
+    {
+        return None;
+    }
     // "before the close, which is Friday the 23rd": the relative pronoun
     // stands for the noun phrase before its comma.
     if start == end
@@ -1841,7 +1852,6 @@ fn fact_linked(
     // opening the sentence, its colon right before the value.
     let labelled = !linked
         && start == 0
-        && end == vi
         && (1..=3).contains(&end)
         && ws[end - 1].raw.ends_with(':')
         && !ws[..end - 1]
