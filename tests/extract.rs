@@ -2166,16 +2166,16 @@ fn a_slot_said_to_hold_a_thing_is_a_choice_a_later_move_replaces() {
         assert_eq!(d.chosen.as_deref(), Some("Quillq"), "{s}: {d:?}");
     }
     // An adverb after the thing is no part of it.
-    let d = extract::decision("the export files are Parquet now.", None)
+    let d = extract::decision("the export files are Tarnfile now.", None)
         .unwrap_or_else(|| panic!("no decision"));
-    assert_eq!(d.chosen.as_deref(), Some("Parquet"), "{d:?}");
+    assert_eq!(d.chosen.as_deref(), Some("Tarnfile"), "{d:?}");
     // A slot that judges, a role, a value, what a slot is not: no choice.
     for s in [
         "the problem is Corvel",
         "the tech lead is Sam Quenby",
         "we changed the page size to 50",
-        "the access logs aren't Parquet.",
-        "the access logs are not Parquet.",
+        "the access logs aren't Tarnfile.",
+        "the access logs are not Tarnfile.",
     ] {
         assert!(extract::decision(s, None).is_none(), "{s}");
     }
@@ -2569,8 +2569,8 @@ fn a_label_with_a_colon_names_its_value() {
     assert_eq!(f.label, "evening attendance: 80%");
     // A difference is no value of its subject.
     for s in [
-        "Over budget by £200 before the taps.",
-        "we're behind schedule by 3 days.",
+        "Over the cap by £90 before the tiles.",
+        "we're behind plan by 2 weeks.",
     ] {
         assert!(extract::fact(s).is_none(), "{s}: {:?}", extract::fact(s));
     }
@@ -2588,7 +2588,7 @@ fn a_value_the_reply_stated_and_the_user_turns_down_gets_the_new_one() {
             "**Uptake target**: 80% of households joining four or more evenings.",
         ),
         (
-            "80% is far too high for our families, honestly. Let's say 55%.",
+            "80% is far more than our members manage. call it 55%.",
             "55% it is.",
         ),
     ];
@@ -2685,7 +2685,7 @@ fn a_pasted_env_file_is_one_setting_a_line() {
     );
     // A log, a command or code in the block: no settings at all.
     for text in [
-        "```\n10:52:31: worker up redis_version=7.2.4 db_keys=0\n```",
+        "```\n08:14:02: pool up quill_build=3.1.9 open_slots=0\n```",
         "```\nQUILL_PORT=7311 make run\n```",
         "```\nQUILL_PORT=7311\nprint(port)\n```",
         "QUILL_PORT=7311 said outside any block",
@@ -3015,7 +3015,7 @@ fn a_choice_named_as_an_owner_is_not_the_one_replaced() {
     // leaves the job queue in force.
     let g = session(&[
         "let's use Quillq for the jobs.",
-        "the handler double-logs Quillq's lines. fair enough, switching to Strucko.",
+        "the handler prints Quillq's output twice. ok then, switching to Strucko.",
     ]);
     let live = in_force(&g);
     assert_in_force(&g, "Use Quillq");

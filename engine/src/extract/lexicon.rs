@@ -108,7 +108,7 @@ list!(
 list!(
     DIFFERENCE_LEADS,
     "difference_leads.txt",
-    "Words before a subject that make a value after \"by\" a difference (\"over budget by £200\")."
+    "Words before a subject that make a value after \"by\" a difference (\"over the cap by £90\")."
 );
 list!(
     NOTE_LABELS,

@@ -1760,14 +1760,21 @@ fn fact_linked(
             || lexicon::REPORTING_VERBS.contains(l)
             || lexicon::CORRECTION_OPENERS.contains(l)
     });
-    // "over budget by £200": a difference, not the budget.
+    // "over the cap by £90": a difference, not the cap.
+    // The lead opens the subject or comes right before it, past a
+    // determiner ("over the cap").
+    let lead_at = |k: usize| lexicon::DIFFERENCE_LEADS.contains(lws[k].as_str());
+    let before = start.checked_sub(1).map(|k| {
+        if k > 0 && lexicon::DETERMINERS.contains(lws[k].as_str()) {
+            k - 1
+        } else {
+            k
+        }
+    });
     if end < vi
         && start < end
         && lws[end] == "by"
-        && (start..=end)
-            .take(2)
-            .filter_map(|k| k.checked_sub(1))
-            .any(|k| lexicon::DIFFERENCE_LEADS.contains(lws[k].as_str()))
+        && (lead_at(start) || before.is_some_and(lead_at))
     {
         return None;
     }
@@ -1848,7 +1855,7 @@ fn fact_linked(
         && (after_value >= ws.len()
             || ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS)
             || lexicon::LIST_VALUE_LINKS.contains(lws[after_value].as_str()));
-    // "Engagement: 80% of families …": a label of a few content words
+    // "Seat uptake: 70% of members …": a label of a few content words
     // opening the sentence, its colon right before the value.
     let labelled = !linked
         && start == 0

@@ -1130,8 +1130,8 @@ impl<'a> Plan<'a> {
             } else if fact.is_none() && !decided {
                 said = self.pronoun_fact(s, &ids).or(said);
             }
-            // "thursday sept 10, 9am at the garage." answered by
-            // "Inspection: Thursday Sept 10, 9am": the reply names what the
+            // "monday oct 5, 8am at the depot." answered by
+            // "Handover: Monday Oct 5, 8am": the reply names what the
             // value is of.
             if said.is_none()
                 && !evented
@@ -1515,7 +1515,7 @@ impl<'a> Plan<'a> {
                 .is_some_and(|id| p.input.graph.contains(&id) || p.nodes.contains_key(&id))
         };
         // Known already: only a value with no history yet takes the old
-        // one as its history ("6 students, not 8" after "6 students").
+        // one as its history ("5 seats, not 7" after "5 seats").
         if known(self, new)
             && self
                 .resolve(&new.label, NodeKind::Fact)
@@ -1619,8 +1619,8 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// "80% is way too high … Let's say 60%." after a reply that stated
-    /// "Engagement: 80% of families …": a short sentence with one value and
+    /// "70% is far more than we get … call it 45%." after a reply that stated
+    /// "Seat uptake: 70% of members …": a short sentence with one value and
     /// no subject, in a turn that names the number of exactly one fact of
     /// that unit the reply before stated, is that fact's new value. The new
     /// record and the reply's, as its history.
@@ -1670,8 +1670,8 @@ impl<'a> Plan<'a> {
     }
 
     /// A value the user says with no subject, that this turn's reply
-    /// states as a fact of a subject ("thursday sept 10, 9am." → reply
-    /// "Inspection: Thursday Sept 10, 9am at the garage."): that fact, said
+    /// states as a fact of a subject ("monday oct 5, 8am." → reply
+    /// "Handover: Monday Oct 5, 8am at the depot."): that fact, said
     /// by the user. The same day, or the same number in one dimension;
     /// exactly one reply subject, whose facts in force (if any) measure
     /// alike. With the value the reply sentence sets it against ("6
