@@ -807,7 +807,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     {
         return format!("{value} {} {}", ws[vi + 1].text, ws[vi + 2].text);
     }
-    // "60 req/min", "90 km/h": a rate written with a slash is the unit.
+    // "90 req/min", "120 km/h": a rate written with a slash is the unit.
     let slashed = |w: &str| {
         w.split_once('/').is_some_and(|(a, b)| {
             [a, b].iter().all(|p| {
@@ -1492,7 +1492,7 @@ fn dated_at(s: &str, ws: &[super::Word<'_>], lws: &[String], vi: usize) -> Optio
             || lexicon::DATE_PREPOSITIONS.contains(lws[end - 1].as_str())
             || lexicon::FACT_SKIP_WORDS.contains(lws[end - 1].as_str())
             || lexicon::COPULAS.contains(lws[end - 1].as_str())
-            // "the first class would be <date>".
+            // "the kickoff would be <date>".
             || (lexicon::MODALS.contains(lws[end - 1].as_str())
                 && lws.get(end).is_some_and(|w| w == "be")))
         && !ws[end - 1].raw.ends_with([',', ';', '.'])
@@ -1717,7 +1717,7 @@ fn fact_linked(
             }
             continue;
         }
-        // "the first class will be the 29th": a modal of what is to come
+        // "the kickoff will be the 12th": a modal of what is to come
         // and "be" link like "is" ("might be" only guesses).
         if w == "be"
             && end >= 3
@@ -2132,7 +2132,7 @@ pub fn versions(sentence: &str) -> Vec<Record> {
             // "HEADLESS=1 make check": a variable set for a command
             // is the command's, not a setting. A command takes a word
             // after it or is written as a path ("RUN=1 bin/check"); one
-            // word ending its clause ("PORT=8090 everywhere:") is none, nor
+            // word ending its clause ("PORT=7311 everywhere:") is none, nor
             // another setting ("A=1 B=2").
             let commanded = !ends(w.raw)
                 && ws.get(i + 1).is_some_and(|n| {

@@ -1674,8 +1674,8 @@ impl<'a> Plan<'a> {
     /// "Handover: Monday Oct 5, 8am at the depot."): that fact, said
     /// by the user. The same day, or the same number in one dimension;
     /// exactly one reply subject, whose facts in force (if any) measure
-    /// alike. With the value the reply sentence sets it against ("6
-    /// students, not 8"), if any.
+    /// alike. With the value the reply sentence sets it against ("5
+    /// seats, not 7"), if any.
     fn named_by_reply(
         &self,
         s: &str,
