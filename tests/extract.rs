@@ -3046,6 +3046,9 @@ fn a_day_the_turn_gives_up_is_the_one_a_moved_date_replaces() {
         [(17, Some(6)), (10, None)]
     );
     assert_eq!(extract::date_of("Thursday June 10"), Some((10, Some(6))));
+    // Typed in lowercase: a month right before its day; a modal is none.
+    assert_eq!(extract::date_of("thursday oct 10"), Some((10, Some(10))));
+    assert!(extract::date_of("we may 9 of them").is_none_or(|(_, m)| m.is_none()));
     // A bare number is a count, not a day.
     assert!(extract::days_said("we need 10 chairs").is_empty());
     // The old day is named in the turn, not in the sentence that moves

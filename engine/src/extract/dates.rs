@@ -80,7 +80,10 @@ fn dates_written(text: &str) -> Vec<(u32, u32, DateStyle)> {
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
         let w = w.trim_end_matches([',', '.', ';', ':', '!', '?']);
-        if w.chars().next().is_some_and(char::is_lowercase) {
+        // A month in lowercase ("thursday sept 10") only right before its
+        // day, and never a modal ("we may 2x it").
+        let lower = w.chars().next().is_some_and(char::is_lowercase);
+        if lower && lexicon::MODALS.contains(w) {
             continue;
         }
         let Some(month) = month_number(w) else {
@@ -88,6 +91,7 @@ fn dates_written(text: &str) -> Vec<(u32, u32, DateStyle)> {
         };
         let before = match i {
             0 => None,
+            _ if lower => None,
             _ if words[i - 1].eq_ignore_ascii_case("of") && i >= 2 => Some(words[i - 2]),
             _ => Some(words[i - 1]),
         };
