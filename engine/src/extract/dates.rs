@@ -80,7 +80,7 @@ fn dates_written(text: &str) -> Vec<(u32, u32, DateStyle)> {
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
         let w = w.trim_end_matches([',', '.', ';', ':', '!', '?']);
-        // A month in lowercase ("thursday sept 10") only right before its
+        // A month in lowercase ("monday oct 5") only right before its
         // day, and never a modal ("we may 2x it").
         let lower = w.chars().next().is_some_and(char::is_lowercase);
         if lower && lexicon::MODALS.contains(w) {
