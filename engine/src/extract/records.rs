@@ -1836,6 +1836,12 @@ fn fact_linked(
                 && !lexicon::is_closed_class(w)
         });
     let after_value = vi + value.split_whitespace().count();
+    // A list item's name and a label are content words only, and the value
+    // they name is no version ("3.2.1").
+    let named_plainly = subject.split_whitespace().all(|w| {
+        w.chars().all(char::is_alphabetic) && !lexicon::is_stop(w) && !lexicon::is_closed_class(w)
+    }) && !(value.split_whitespace().count() == 1
+        && version_token(&value, false));
     // "hall rental £480, catering £900": an item of a list, a few content
     // words opening their clause right before a value that closes it (or
     // goes on with what it is for or per), names that value.
@@ -1846,12 +1852,7 @@ fn fact_linked(
         && !ws[start..end]
             .iter()
             .any(|w| w.raw.ends_with(super::CLAUSE_MARKS))
-        && subject.split_whitespace().all(|w| {
-            w.chars().all(char::is_alphabetic)
-                && !lexicon::is_stop(w)
-                && !lexicon::is_closed_class(w)
-        })
-        && !(value.split_whitespace().count() == 1 && version_token(&value, false))
+        && named_plainly
         && (after_value >= ws.len()
             || ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS)
             || lexicon::LIST_VALUE_LINKS.contains(lws[after_value].as_str()));
@@ -1866,12 +1867,7 @@ fn fact_linked(
             .any(|w| w.raw.ends_with(super::CLAUSE_MARKS))
         && subject.split_whitespace().count() == end
         && !lexicon::NOTE_LABELS.contains(lws[0].as_str())
-        && subject.split_whitespace().all(|w| {
-            w.chars().all(char::is_alphabetic)
-                && !lexicon::is_stop(w)
-                && !lexicon::is_closed_class(w)
-        })
-        && !(value.split_whitespace().count() == 1 && version_token(&value, false));
+        && named_plainly;
     let plain_subject = plain_subject || listed || labelled;
     // The words before the value name it by the sentence's shape.
     let shaped = !subject.is_empty() && (plain_subject || (linked && has_head(&subject)));

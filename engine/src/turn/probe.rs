@@ -159,6 +159,8 @@ impl Probe for HeuristicProbe {
             plan.prev_sentence.clear();
             plan.turn_said.clear();
             plan.prev_reply = previous_reply.to_owned();
+            plan.prev_reply_facts = std::cell::OnceCell::new();
+            plan.turn_reply_facts = std::cell::OnceCell::new();
             let user_sentences = extract::sentences(&turn.user);
             // "yes, do that": the proposal in the reply just before becomes
             // the user's decision.
@@ -225,7 +227,7 @@ impl Probe for HeuristicProbe {
                         && extract::event(&s).is_none()
                         && extract::decision(&s, input.root).is_none()
                     {
-                        plan.record_named_by_reply(&s, &turn.assistant, &[]);
+                        plan.record_named_by_reply(&s, &[]);
                     }
                 }
             }
@@ -428,6 +430,10 @@ struct Plan<'a> {
     date_style: std::cell::OnceCell<extract::DateStyle>,
     /// The reply of the turn being read.
     turn_reply: String,
+    /// The facts `prev_reply` and `turn_reply` state, each with its
+    /// sentence: parsed once a turn, when a sentence first asks.
+    prev_reply_facts: std::cell::OnceCell<Vec<(extract::Record, String)>>,
+    turn_reply_facts: std::cell::OnceCell<Vec<(extract::Record, String)>>,
 }
 
 /// How prose writes its words inside sentences (not at a sentence start,
@@ -511,6 +517,8 @@ impl<'a> Plan<'a> {
             day: input.now.date_naive(),
             date_style: std::cell::OnceCell::new(),
             turn_reply: String::new(),
+            prev_reply_facts: std::cell::OnceCell::new(),
+            turn_reply_facts: std::cell::OnceCell::new(),
         }
     }
 
@@ -1136,7 +1144,7 @@ impl<'a> Plan<'a> {
             if said.is_none()
                 && !evented
                 && !decided
-                && let Some(r) = self.record_named_by_reply(s, &self.turn_reply.clone(), &ids)
+                && let Some(r) = self.record_named_by_reply(s, &ids)
             {
                 said = Some(r);
             }
@@ -1552,9 +1560,11 @@ impl<'a> Plan<'a> {
         {
             return;
         }
-        let stated: Vec<extract::Record> = extract::sentences(&self.prev_reply)
+        let stated: Vec<extract::Record> = self
+            .prev_reply_facts
+            .get_or_init(|| facts_stated(&self.prev_reply))
             .iter()
-            .filter_map(|rs| extract::fact(rs))
+            .map(|(o, _)| o.clone())
             .collect();
         let (new, old) = match said {
             Some(r) => {
@@ -1635,9 +1645,11 @@ impl<'a> Plan<'a> {
         if words > value.split_whitespace().count() + 3 {
             return None;
         }
-        let mut fits = extract::sentences(&self.prev_reply)
-            .into_iter()
-            .filter_map(|rs| extract::fact(&rs))
+        let mut fits = self
+            .prev_reply_facts
+            .get_or_init(|| facts_stated(&self.prev_reply))
+            .iter()
+            .map(|(o, _)| o)
             .filter(|o| {
                 o.subject.is_some()
                     && extract::value_unit(o.value())
@@ -1650,7 +1662,7 @@ impl<'a> Plan<'a> {
             return None;
         }
         let new = extract::Record::fact(old.subject.as_deref()?, &value, s);
-        Some((new, old))
+        Some((new, old.clone()))
     }
 
     /// [`Self::named_by_reply`], recorded: the new value, with the reply's
@@ -1658,10 +1670,9 @@ impl<'a> Plan<'a> {
     fn record_named_by_reply(
         &mut self,
         s: &str,
-        reply: &str,
         ids: &[(NodeId, NodeKind)],
     ) -> Option<extract::Record> {
-        let (r, old) = self.named_by_reply(s, reply)?;
+        let (r, old) = self.named_by_reply(s)?;
         match &old {
             Some(o) => self.value_change(&r, o, ids),
             None => self.record(&r, ids),
@@ -1676,12 +1687,8 @@ impl<'a> Plan<'a> {
     /// exactly one reply subject, whose facts in force (if any) measure
     /// alike. With the value the reply sentence sets it against ("5
     /// seats, not 7"), if any.
-    fn named_by_reply(
-        &self,
-        s: &str,
-        reply: &str,
-    ) -> Option<(extract::Record, Option<extract::Record>)> {
-        if reply.trim().is_empty() || s.trim_end().ends_with('?') {
+    fn named_by_reply(&self, s: &str) -> Option<(extract::Record, Option<extract::Record>)> {
+        if self.turn_reply.trim().is_empty() || s.trim_end().ends_with('?') {
             return None;
         }
         if !extract::later_facts(s).is_empty() {
@@ -1709,9 +1716,10 @@ impl<'a> Plan<'a> {
         if held {
             return None;
         }
-        let mut fits = extract::sentences(reply)
-            .into_iter()
-            .filter_map(|rs| Some((extract::fact(&rs)?, rs)))
+        let mut fits = self
+            .turn_reply_facts
+            .get_or_init(|| facts_stated(&self.turn_reply))
+            .iter()
             .filter(|(r, _)| r.subject.is_some() && said.iter().any(|v| same(v, r.value())));
         let (found, rs) = fits.next()?;
         if fits.any(|(r, _)| r.subject != found.subject) {
@@ -1727,8 +1735,8 @@ impl<'a> Plan<'a> {
             return None;
         }
         let new = extract::Record::fact(subject, found.value(), s);
-        let old = extract::value_change(&rs)
-            .or_else(|| extract::denied_value(&rs))
+        let old = extract::value_change(rs)
+            .or_else(|| extract::denied_value(rs))
             .filter(|(n, _)| n.subject == found.subject && n.value() == found.value())
             .map(|(_, o)| o);
         Some((new, old))
@@ -3177,6 +3185,14 @@ fn round4(x: f64) -> f64 {
 
 fn find_word(hay: &str, word: &str) -> bool {
     has_word(&hay.to_lowercase(), word)
+}
+
+/// The facts a text states, each with the sentence that states it.
+fn facts_stated(text: &str) -> Vec<(extract::Record, String)> {
+    extract::sentences(text)
+        .into_iter()
+        .filter_map(|s| Some((extract::fact(&s)?, s)))
+        .collect()
 }
 
 /// `text` without its owners: a word with "'s" before a content word
