@@ -3343,3 +3343,37 @@ fn verbs_asides_and_owned_things_are_no_lowercase_people() {
     );
     assert!(people("Vesna's zorbctl wants a token first.").is_empty());
 }
+
+#[test]
+fn a_sentence_with_its_own_subject_after_a_drop_is_no_named_replacement() {
+    // After a drop, a verbless "Y for the uploads" names the replacement;
+    // "Let's go back to …" is a clause of its own, never a thing chosen.
+    let g = session(&[
+        "let's add the Zephyrq library for the uploads.",
+        "honestly the Zephyrq thing was a mistake. Let's go back to what we had and just do a plain loop with a backoff.",
+        "thanks.",
+    ]);
+    for n in g.nodes() {
+        assert!(!n.label.to_lowercase().contains("let's"), "{}", n.label);
+        for e in &n.evidence {
+            assert!(!e.text.starts_with("let's use"), "{}: {}", n.label, e.text);
+        }
+    }
+    assert!(
+        !in_force(&g).iter().any(|l| l.starts_with("Use Zephyrq")),
+        "{:?}",
+        in_force(&g)
+    );
+    // A reaction after the drop names nothing either.
+    let g = session(&[
+        "let's add Zephyrq for the uploads.",
+        "the Zephyrq thing was a mistake. Sorry for the churn.",
+        "thanks.",
+    ]);
+    let live = in_force(&g);
+    assert!(live.iter().all(|l| !l.contains("Sorry")), "{live:?}");
+    assert!(
+        live.iter().any(|l| l.starts_with("Drop Zephyrq")),
+        "{live:?}"
+    );
+}

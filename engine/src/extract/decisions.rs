@@ -1271,6 +1271,23 @@ pub fn strip_clause_lead(s: &str) -> &str {
     }
 }
 
+/// A sentence without the interjections that open it: "sorry, lol, Y for
+/// the cache" → "Y for the cache".
+pub fn strip_interjections(s: &str) -> &str {
+    let mut s = s.trim();
+    loop {
+        let (first, rest) = s.split_once(' ').unwrap_or((s, ""));
+        let w = first
+            .trim_end_matches([',', '!', '.', '…'])
+            .to_lowercase()
+            .replace('’', "'");
+        if w.is_empty() || !lexicon::INTERJECTIONS.contains(&w) {
+            return s;
+        }
+        s = rest.trim_start();
+    }
+}
+
 /// A choice without the words that settle on it: "per-device tokens will
 /// do" → "per-device tokens".
 pub fn strip_sufficiency(s: &str) -> &str {

@@ -380,6 +380,11 @@ list!(
     "Determiners: the words that open a noun phrase."
 );
 list!(
+    CLAUSE_SUBJECTS,
+    "clause_subjects.txt",
+    "Words that open a clause with its own subject and verb."
+);
+list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."
@@ -889,6 +894,7 @@ mod tests {
             &*PREVIOUS_REFS,
             &*DETERMINERS,
             &*SUBJECT_PRONOUNS,
+            &*CLAUSE_SUBJECTS,
             &*EVENT_SUBJECTS,
             &*PROPOSAL_CUES,
             &*CORRECTION_OPENERS,

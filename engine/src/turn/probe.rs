@@ -995,6 +995,23 @@ impl<'a> Plan<'a> {
                     // "so Y for the logs", "so it's Y then": what leads
                     // the clause is not the thing.
                     let s = extract::strip_clause_lead(s);
+                    // "sorry for the whiplash", "Let's go back to …", "we'll
+                    // keep …": a reaction, or a clause with its own subject,
+                    // is no naming of a thing; a thing names itself first
+                    // (a determiner may lead it).
+                    let s = extract::strip_interjections(s);
+                    let opener = s
+                        .split_whitespace()
+                        .next()?
+                        .trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase()
+                        .replace('\u{2019}', "'");
+                    if extract::lexicon::CLAUSE_SUBJECTS.contains(&opener)
+                        || (extract::lexicon::is_stop(&opener)
+                            && !extract::lexicon::DETERMINERS.contains(&opener))
+                    {
+                        return None;
+                    }
                     extract::decision(&format!("let's use {s}"), self.input.root)
                         .filter(|d| d.chosen.is_some())
                 })
