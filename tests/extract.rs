@@ -3377,3 +3377,44 @@ fn a_sentence_with_its_own_subject_after_a_drop_is_no_named_replacement() {
         "{live:?}"
     );
 }
+
+#[test]
+fn a_switch_said_as_an_aside_replaces_only_what_it_names() {
+    words();
+    // Each turn reaches the probe with its reply, as a replay gives it.
+    let run = |turns: &[(&str, &str)]| {
+        let mut g = Graph::new();
+        let mut probe = HeuristicProbe::default();
+        for (i, (user, reply)) in turns.iter().enumerate() {
+            let batch = [Turn {
+                index: i as u32 + 1,
+                user: (*user).to_owned(),
+                assistant: (*reply).to_owned(),
+                files: vec![],
+                timestamp: Some(at(i as i64)),
+            }];
+            probe_step(&mut g, &mut probe, i, &batch);
+        }
+        in_force(&g)
+    };
+    let mut turns = vec![
+        (
+            "how do we run the e2e tests?",
+            "The Makefile wraps that as `make test-e2e`.",
+        ),
+        ("Perfect, make test-e2e it is.", "Noted."),
+        (
+            "I'm switching to green tea after this cup, by the way, too jittery. Anyway, what did the e2e tests say about the retry change?",
+            "All green with `make test-e2e`, including the new retry test.",
+        ),
+        ("thanks.", "ok"),
+    ];
+    let live = run(&turns);
+    assert!(live.iter().any(|l| l == "Use make test-e2e"), "{live:?}");
+    assert!(live.iter().all(|l| !l.contains("instead of")), "{live:?}");
+    // Without the aside, the same switch replaces the choice the turn
+    // talks about.
+    turns[2].0 = "I'm switching to green tea after this cup, too jittery. Anyway, what did the e2e tests say about the retry change?";
+    let live = run(&turns);
+    assert!(!live.iter().any(|l| l == "Use make test-e2e"), "{live:?}");
+}

@@ -380,6 +380,11 @@ list!(
     "Determiners: the words that open a noun phrase."
 );
 list!(
+    ASIDE_MARKERS,
+    "aside_markers.txt",
+    "Phrases that mark a sentence as an aside from the conversation's thread."
+);
+list!(
     CLAUSE_SUBJECTS,
     "clause_subjects.txt",
     "Words that open a clause with its own subject and verb."
@@ -895,6 +900,7 @@ mod tests {
             &*DETERMINERS,
             &*SUBJECT_PRONOUNS,
             &*CLAUSE_SUBJECTS,
+            &*ASIDE_MARKERS,
             &*EVENT_SUBJECTS,
             &*PROPOSAL_CUES,
             &*CORRECTION_OPENERS,

@@ -440,6 +440,13 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| &s[prefix.len()..])
 }
 
+/// Whether a sentence says it is an aside ("…, by the way", "fyi …").
+pub fn is_aside(sentence: &str) -> bool {
+    lexicon::ASIDE_MARKERS
+        .iter()
+        .any(|m| find_ci(sentence, m).is_some())
+}
+
 /// Byte offset of `needle` (lowercase, single-byte) in `hay` at word boundaries,
 /// case-insensitively, computed on `hay` itself so it is safe to slice.
 fn find_ci(hay: &str, needle: &str) -> Option<usize> {

@@ -2458,6 +2458,16 @@ impl<'a> Plan<'a> {
         // about, when it talks about one; else nothing.
         if d.replaced.as_deref() == Some(extract::PREVIOUS_NAMED) {
             let marker = format!(" instead of {}", extract::PREVIOUS_NAMED);
+            // "I'm switching to tea, by the way": an aside replaces
+            // nothing it does not name.
+            if extract::is_aside(&d.sentence) {
+                let d = extract::Decision {
+                    label: d.label.replace(&marker, ""),
+                    replaced: None,
+                    ..d.clone()
+                };
+                return self.decision(&d);
+            }
             let named = self
                 .previous_choice_named(None)
                 .and_then(|id| self.choice_of(&id))
