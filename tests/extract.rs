@@ -3418,3 +3418,89 @@ fn a_switch_said_as_an_aside_replaces_only_what_it_names() {
     let live = run(&turns);
     assert!(!live.iter().any(|l| l == "Use make test-e2e"), "{live:?}");
 }
+
+#[test]
+fn a_reply_that_says_up_from_gives_the_new_value_its_history() {
+    words();
+    // "up from £10" gives the clause before it its old value; the "to" of
+    // "still up to 6 …" is another clause's (never "person: 6 people (was
+    // £10)").
+    let (new, old) = extract::value_change(
+        "Updated: workshops are £12 per person, up from £10, still up to 6 people per session.",
+    )
+    .unwrap_or_else(|| panic!("no change"));
+    assert_eq!(
+        (new.label.as_str(), old.label.as_str()),
+        ("workshops: £12 per person", "workshops: £10")
+    );
+    assert!(extract::value_change("we drove up from the coast, 40 miles.").is_none());
+    assert!(extract::value_change("Prices went up from £10, still up to 6 people.").is_none());
+    assert!(
+        extract::value_change("the timeout is 30s, up from 20s to be safe, with 5 retries.")
+            .is_some()
+    );
+    let g = session_with_replies(&[
+        (
+            "Our workshops are £10 a head, up to 6 people.",
+            "Got it: workshops at £10 per person, 6 people max.",
+        ),
+        (
+            "workshop price. with paper and ink going up make it £12.",
+            "Updated: workshops are £12 per person, up from £10, still up to 6 people per session.",
+        ),
+        ("thanks!", ""),
+    ]);
+    let facts: Vec<String> = g
+        .nodes()
+        .into_iter()
+        .filter(|n| n.kind == NodeKind::Fact)
+        .map(|n| n.label.clone())
+        .collect();
+    assert!(!facts.iter().any(|f| f.starts_with("person")), "{facts:?}");
+    assert_fact_replaced(&g, "£12", "£10");
+}
+
+#[test]
+fn a_rule_a_label_introduces_or_a_list_under_a_rules_heading_is_a_restriction() {
+    words();
+    let rule = |s: &str| extract::restriction(s).map(|r| r.label);
+    assert_eq!(
+        rule("So that's a new rule: back gate stays locked, people use the side door.").as_deref(),
+        Some("Back gate stays locked, people use the side door")
+    );
+    assert_eq!(
+        rule("rule for everything under src/net/: no global state, no unwrap().").as_deref(),
+        Some("No global state, no unwrap() (for everything under src/net/)")
+    );
+    assert_eq!(
+        rule("Policy: all invoices go to finance.").as_deref(),
+        Some("All invoices go to finance")
+    );
+    // A sentence that only mentions rules before a colon states none.
+    for s in [
+        "the rule is simple: ship it.",
+        "I read the rules: they were weird.",
+        "what's the rule: tabs or spaces?",
+    ] {
+        assert_eq!(rule(s), None, "{s}");
+    }
+    // Items listed under a heading that names rules are rules, whatever
+    // their shape; the same items under another heading are not.
+    let listed = |text: &str| -> Vec<String> {
+        extract::listed_rules(&extract::sentences(text))
+            .into_iter()
+            .map(|r| r.label)
+            .collect()
+    };
+    assert_eq!(
+        listed(
+            "house rules, for the fridge door. 1) never run the dryer overnight. 2) no shoes in the lounge, slippers stay by the door. 3) bins out on sunday night."
+        ),
+        vec![
+            "No shoes in the lounge, slippers stay by the door",
+            "Bins out on sunday night"
+        ]
+    );
+    assert!(listed("shopping list. 1) milk and eggs. 2) bin bags for the garden.").is_empty());
+    assert!(listed("house rules. we should talk about them. no shoes in the lounge.").is_empty());
+}

@@ -380,6 +380,11 @@ list!(
     "Determiners: the words that open a noun phrase."
 );
 list!(
+    RULE_HEADS,
+    "rule_heads.txt",
+    "Nouns that head a label naming a rule."
+);
+list!(
     ASIDE_MARKERS,
     "aside_markers.txt",
     "Phrases that mark a sentence as an aside from the conversation's thread."
@@ -901,6 +906,7 @@ mod tests {
             &*SUBJECT_PRONOUNS,
             &*CLAUSE_SUBJECTS,
             &*ASIDE_MARKERS,
+            &*RULE_HEADS,
             &*EVENT_SUBJECTS,
             &*PROPOSAL_CUES,
             &*CORRECTION_OPENERS,

@@ -157,7 +157,41 @@ pub fn restriction(sentence: &str) -> Option<Record> {
             sentence: s.to_owned(),
         });
     }
-    shaped_rule(s)
+    labelled_rule(s).or_else(|| shaped_rule(s))
+}
+
+/// A rule a label introduces: "new rule: the back gate stays locked", "rule
+/// for everything under src/net/: no global state" (the label's scope is
+/// kept with the rule). The label is short and headed by a rule noun
+/// (`rule_heads.txt`); what follows the colon is the rule.
+fn labelled_rule(s: &str) -> Option<Record> {
+    if s.ends_with('?') {
+        return None;
+    }
+    let (head, rest) = s.split_once(':')?;
+    let at = rule_label(head)?;
+    let clause = strip_clause_keep_commas(rest.trim());
+    let n = clause.split_whitespace().count();
+    if !(2..=20).contains(&n) {
+        return None;
+    }
+    // "rule for the release branch until Friday": the words after the
+    // noun say where and when the rule holds.
+    let scope = head
+        .split_whitespace()
+        .skip(at + 1)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut label = cap_first(&truncate_words(clause, 16));
+    if scope.split_whitespace().count() >= 2 {
+        label = format!("{label} ({scope})");
+    }
+    Some(Record {
+        kind: NodeKind::Restriction,
+        label,
+        subject: None,
+        sentence: s.to_owned(),
+    })
 }
 
 /// Whether what follows a rule cue tells of the past instead of ruling:
@@ -195,6 +229,77 @@ fn is_regular_past(w: &str) -> bool {
                 .strip_suffix('i')
                 .is_some_and(|b| known(&format!("{b}y")))
             || (doubled && known(&stem[..stem.len() - 1])))
+}
+
+/// Where the rule noun stands in a label naming a rule or rules ("new
+/// rule", "rule for the release branch", "house rules, for the wall"): a
+/// short phrase headed by a noun of `rule_heads.txt` within its first
+/// words, with no subject or verb of its own ("I read the rules", "the
+/// rule is simple").
+fn rule_label(head: &str) -> Option<usize> {
+    let hw: Vec<String> = head
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    let at = hw.iter().position(|w| lexicon::RULE_HEADS.contains(w))?;
+    let verb_after = hw.get(at + 1).is_some_and(|w| {
+        lexicon::COPULAS.contains(w)
+            || lexicon::AUXILIARIES.contains(w)
+            || lexicon::MODALS.contains(w)
+    });
+    let own_subject = hw[..at]
+        .iter()
+        .any(|w| lexicon::CLAUSE_SUBJECTS.contains(w));
+    (hw.len() <= 9 && at <= 4 && !verb_after && !own_subject).then_some(at)
+}
+
+/// Rules listed under a heading that names them ("house rules. 1) never
+/// run the dryer overnight. 2) no shoes in the lounge."): each numbered or
+/// bulleted item after the heading that no cue makes a rule is one.
+/// `sentences` are one turn's, in order.
+pub fn listed_rules(sentences: &[String]) -> Vec<Record> {
+    let Some(from) = sentences.iter().position(|s| {
+        let h = s.trim().trim_end_matches(['.', ':']);
+        !h.contains([':', '?']) && rule_label(h).is_some()
+    }) else {
+        return Vec::new();
+    };
+    sentences[from + 1..]
+        .iter()
+        .filter_map(|s| {
+            let item = list_item(s)?;
+            if restriction(s).is_some() {
+                return None;
+            }
+            let clause = strip_clause_keep_commas(item);
+            (2..=20)
+                .contains(&clause.split_whitespace().count())
+                .then(|| Record {
+                    kind: NodeKind::Restriction,
+                    label: cap_first(&truncate_words(clause, 16)),
+                    subject: None,
+                    sentence: s.trim().to_owned(),
+                })
+        })
+        .collect()
+}
+
+/// The text of a list item without its marker ("2) no shoes" → "no
+/// shoes"; "- no shoes", "b. no shoes"); `None` for a sentence that is
+/// no list item.
+fn list_item(s: &str) -> Option<&str> {
+    let s = s.trim();
+    let (marker, rest) = s.split_once(' ')?;
+    let bullet = matches!(marker, "-" | "*" | "•");
+    let numbered = marker.strip_suffix([')', '.']).is_some_and(|n| {
+        !n.is_empty()
+            && (n.chars().all(|c| c.is_ascii_digit())
+                || (n.len() == 1 && n.chars().all(|c| c.is_ascii_lowercase())))
+    });
+    (bullet || numbered).then(|| rest.trim())
 }
 
 /// A rule with no rule cue, by its shape (`rule_shapes.txt`): "no deploys
@@ -1132,7 +1237,13 @@ fn phrase_start(
 /// 5" is none.
 pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     let s = sentence.trim();
-    if s.ends_with('?') || !says_change(s) {
+    // "…, down from 16" says a change by itself.
+    let marked = || {
+        lexicon::HISTORY_MARKERS
+            .iter()
+            .any(|m| m.ends_with(" from") && find_ci(s, m).is_some())
+    };
+    if s.ends_with('?') || !(says_change(s) || marked()) {
         return None;
     }
     let ws = words(s);
@@ -1153,7 +1264,31 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
     };
     let a = number_at(from + 1)?;
     let old_value = fact_value(&ws, &lws, a);
+    // "workshops are £12 a head, up from £10": the clause before the
+    // comma states the new value; "up from" (any change word) its old one.
+    if from >= 2
+        && ws[from - 2].raw.ends_with(',')
+        && (lexicon::CHANGE_VERBS.contains(lws[from - 1].as_str())
+            || matches!(lws[from - 1].as_str(), "up" | "down"))
+    {
+        let cut = s.find(ws[from - 1].raw).filter(|&c| c > 0)?;
+        let new = fact(s[..cut].trim_end().trim_end_matches(','))?;
+        let subject = new.subject.clone()?;
+        let old = with_unit_of(old_value, new.value());
+        if value_number(&old) == value_number(new.value()) {
+            return None;
+        }
+        return Some((
+            Record::fact(&subject, new.value(), s),
+            Record::fact(&subject, &old, s),
+        ));
+    }
     let to = (a + 1..(a + 4).min(lws.len())).find(|&i| lws[i] == "to")?;
+    // "up from £10, still up to 6 a session": a "to" past a clause mark
+    // is another clause's.
+    if ws[a..to].iter().any(|w| w.raw.ends_with([',', ';'])) {
+        return None;
+    }
     let b = number_at(to + 1)?;
     let new_value = fact_value(&ws, &lws, b);
     // "from 45 to 90 seconds": the old value takes the new one's unit.

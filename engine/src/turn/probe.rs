@@ -208,6 +208,10 @@ impl Probe for HeuristicProbe {
             for s in &user_sentences {
                 plan.sentence(s, true);
             }
+            // "house rules. 1) … 2) …": each listed item is a rule.
+            for r in extract::listed_rules(&user_sentences) {
+                plan.record(&r, &[]);
+            }
             // A pasted env file: each line a setting ("PORT=8080").
             for r in extract::fenced_settings(&turn.user) {
                 plan.record(&r, &[]);
