@@ -3504,3 +3504,30 @@ fn a_rule_a_label_introduces_or_a_list_under_a_rules_heading_is_a_restriction() 
     assert!(listed("shopping list. 1) milk and eggs. 2) bin bags for the garden.").is_empty());
     assert!(listed("house rules. we should talk about them. no shoes in the lounge.").is_empty());
 }
+
+#[test]
+fn a_setting_named_in_words_is_the_fact_said_in_prose() {
+    words();
+    // "UPLOAD_TIMEOUT_S" is the upload timeout (its unit suffix aside): a
+    // new value for it replaces the timeout said in prose.
+    let g = session(&[
+        "so the timeout is 20s for the whole upload call.",
+        "and the retry delay is 5s between attempts.",
+        "the p99 is about 31 seconds on a cold start, so bump UPLOAD_TIMEOUT_S to 40s.",
+        "thanks.",
+    ]);
+    assert_fact_replaced(&g, "40s", "20s");
+    // The clause that sets it is a fact of its own after the sentence's
+    // first value; a range is none.
+    let later = |s: &str| -> Vec<String> {
+        extract::later_facts(s)
+            .into_iter()
+            .map(|r| r.label)
+            .collect()
+    };
+    assert_eq!(
+        later("it's 5 now, so raise the pool size to 30."),
+        vec!["pool size: 30"]
+    );
+    assert!(later("we need 5 to 10 seats.").is_empty());
+}

@@ -1555,6 +1555,29 @@ pub fn fact(sentence: &str) -> Option<Record> {
         .or_else(|| values.iter().find_map(|&vi| deadline_at(s, &ws, &lws, vi)))
 }
 
+/// "…, so bump UPLOAD_TIMEOUT_S to 40s": a clause of its own, led by a
+/// change verb, that sets the value at `vi` of a subject it names. The
+/// clause runs from the last comma or semicolon before the value.
+fn changed_in_clause(s: &str, ws: &[Word<'_>], vi: usize) -> Option<Record> {
+    let from = (0..vi).rev().find(|&i| ws[i].raw.ends_with([',', ';']))? + 1;
+    let start = s.find(ws.get(from)?.raw)?;
+    let clause = super::decisions::strip_clause_lead(&s[start..]);
+    let verb = clause.split_whitespace().next()?.to_lowercase();
+    if !lexicon::CHANGE_VERBS.contains(&verb) {
+        return None;
+    }
+    let r = fact(clause)?;
+    let value = fact_value(
+        ws,
+        &ws.iter().map(|w| w.text.to_lowercase()).collect::<Vec<_>>(),
+        vi,
+    );
+    (r.subject.is_some() && r.value() == value).then(|| Record {
+        sentence: s.to_owned(),
+        ..r
+    })
+}
+
 /// The facts a sentence states after its first, each linked to its own
 /// subject by the sentence's shape: "the venue is Saturday 4 May, and the
 /// ticket price is now £12, not £10" → "ticket price: £12"; "hall rental
@@ -1571,13 +1594,18 @@ pub fn later_facts(sentence: &str) -> Vec<Record> {
     let mut out: Vec<Record> = Vec::new();
     let mut taken = values.first().map_or(0, |&f| f + 1);
     for &vi in values.iter().skip(1) {
-        if vi < taken
-            || lws[vi - 1].ends_with("n't")
-            || lexicon::LATER_VALUE_SKIPS.contains(lws[vi - 1].as_str())
-        {
+        if vi < taken || lws[vi - 1].ends_with("n't") {
             continue;
         }
-        let Some((r, true)) = fact_linked(s, &ws, &lws, vi, false) else {
+        // "5 to 10" is a range; "…, so bump X to 40s" a clause's change.
+        let found = if lws[vi - 1] == "to" {
+            changed_in_clause(s, &ws, vi)
+        } else if lexicon::LATER_VALUE_SKIPS.contains(lws[vi - 1].as_str()) {
+            None
+        } else {
+            fact_linked(s, &ws, &lws, vi, false).and_then(|(r, linked)| linked.then_some(r))
+        };
+        let Some(r) = found else {
             continue;
         };
         taken = vi + r.value().split_whitespace().count();

@@ -1412,10 +1412,21 @@ impl<'a> Plan<'a> {
             return None;
         }
         let subject = normalize_name(r.subject.as_deref()?);
-        // Every word counts: "read timeout" and "write timeout" differ.
+        // Every word counts: "read timeout" and "write timeout" differ. A
+        // setting's name is its words ("inference_timeout_s" is "inference
+        // timeout", its unit suffix aside).
         let stems = |s: &str| -> Vec<String> {
-            s.split(' ')
-                .filter(|w| !w.is_empty() && !extract::lexicon::is_stop(w))
+            let mut ws: Vec<&str> = s.split([' ', '_']).filter(|w| !w.is_empty()).collect();
+            if s.contains('_')
+                && ws.len() > 1
+                && ws
+                    .last()
+                    .is_some_and(|u| extract::lexicon::UNIT_WORDS.contains(u))
+            {
+                ws.pop();
+            }
+            ws.into_iter()
+                .filter(|w| !extract::lexicon::is_stop(w))
                 .map(extract::stem)
                 .collect()
         };
