@@ -3531,3 +3531,34 @@ fn a_setting_named_in_words_is_the_fact_said_in_prose() {
     );
     assert!(later("we need 5 to 10 seats.").is_empty());
 }
+
+#[test]
+fn the_week_of_a_date_is_a_time_not_a_subject() {
+    words();
+    let event = |s: &str| extract::event(s).map(|r| r.label);
+    let fact = |s: &str| extract::fact(s).map(|r| r.label);
+    for s in [
+        "the builders are putting a skip outside the house the week of 7 March and it'll stay over that weekend.",
+        "Evening classes, spring term starting the week of 9 March.",
+    ] {
+        assert!(
+            !event(s).is_some_and(|l| l.starts_with("week:")),
+            "{s}: {:?}",
+            event(s)
+        );
+        assert!(
+            !fact(s).is_some_and(|l| l.starts_with("week:")),
+            "{s}: {:?}",
+            fact(s)
+        );
+    }
+    // Two dates "the week of" each: the second does not replace the first
+    // as one "week" fact.
+    let g = session(&[
+        "Evening classes, spring term starting the week of 9 March.",
+        "the builders are putting a skip outside the house the week of 2 March, ugh.",
+        "thanks.",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(!facts.iter().any(|l| l.starts_with("week:")), "{facts:?}");
+}

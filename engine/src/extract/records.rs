@@ -1631,6 +1631,7 @@ pub fn event(sentence: &str) -> Option<Record> {
         .iter()
         .find_map(|&vi| event_at(s, &ws, &lws, vi))
         .or_else(|| values.iter().find_map(|&vi| dated_at(s, &ws, &lws, vi)))
+        .filter(names_a_subject)
 }
 
 /// A calendar date said after what happens on it, with no verb to link
@@ -1836,6 +1837,26 @@ fn fact_at(
 /// links to the value (a linking verb, or an item of a list) rather than a
 /// head noun found elsewhere.
 fn fact_linked(
+    s: &str,
+    ws: &[super::Word<'_>],
+    lws: &[String],
+    vi: usize,
+    denied: bool,
+) -> Option<(Record, bool)> {
+    fact_of_subject(s, ws, lws, vi, denied).filter(|(r, _)| names_a_subject(r))
+}
+
+/// "the week of 7 September": a unit of time the value is "of" names no
+/// subject; the value is a time, not what happens then.
+fn names_a_subject(r: &Record) -> bool {
+    r.subject.as_deref().is_none_or(|sub| {
+        let sub = sub.trim();
+        !(lexicon::UNIT_WORDS.contains(sub)
+            && find_ci(&r.sentence, &format!("{sub} of {}", r.value())).is_some())
+    })
+}
+
+fn fact_of_subject(
     s: &str,
     ws: &[super::Word<'_>],
     lws: &[String],
