@@ -3562,3 +3562,28 @@ fn the_week_of_a_date_is_a_time_not_a_subject() {
     let facts = in_force_of(&g, NodeKind::Fact);
     assert!(!facts.iter().any(|l| l.starts_with("week:")), "{facts:?}");
 }
+
+#[test]
+fn an_acronym_after_a_number_is_its_unit_and_a_list_item_may_carry_two_values() {
+    words();
+    let fact = |s: &str| extract::fact(s).map(|r| r.label);
+    assert_eq!(
+        fact("the editor is 0.3 FTE.").as_deref(),
+        Some("editor: 0.3 FTE")
+    );
+    // An acronym that opens a noun ("3 API keys") is no unit.
+    assert_ne!(
+        fact("the keys are 3 API keys.").as_deref(),
+        Some("keys: 3 API")
+    );
+    assert_eq!(
+        fact("Breakdown: editor 0.3 FTE £15,000, printing £1,500.").as_deref(),
+        Some("editor: 0.3 FTE")
+    );
+    let g = session(&[
+        "Breakdown: editor 0.3 FTE £15,000, printing £1,500.",
+        "Editor up to 0.6 FTE (£30,000) because 0.3 was never realistic, printing £2,000.",
+        "thanks.",
+    ]);
+    assert_fact_replaced(&g, "editor: 0.6 FTE", "0.3 FTE");
+}

@@ -929,6 +929,21 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         }
         return value;
     }
+    // "0.5 FTE (£26,250)": an acronym right after a plain number, with no
+    // noun after it, is its unit.
+    let acronym_unit = plain_number
+        && ws.get(vi + 1).is_some_and(|w| {
+            (2..=4).contains(&w.text.len())
+                && w.text.chars().all(|c| c.is_ascii_uppercase())
+                && w.raw.starts_with(|c: char| c.is_ascii_uppercase())
+        })
+        && (ends_clause(vi + 1)
+            || ws
+                .get(vi + 2)
+                .is_none_or(|w| value_token(w.raw) || lexicon::is_stop(&w.text.to_lowercase())));
+    if forward && acronym_unit {
+        return format!("{value} {}", ws[vi + 1].text);
+    }
     if forward
         && let Some(next) = lws.get(vi + 1)
         && (lexicon::UNIT_WORDS.contains(next.as_str())
@@ -2039,7 +2054,11 @@ fn fact_of_subject(
         && named_plainly
         && (after_value >= ws.len()
             || ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS)
-            || lexicon::LIST_VALUE_LINKS.contains(lws[after_value].as_str()));
+            || lexicon::LIST_VALUE_LINKS.contains(lws[after_value].as_str())
+            // "editor 0.3 FTE £15,000,": a second value of the item.
+            || (value_token(ws[after_value].raw)
+                && (after_value + 1 >= ws.len()
+                    || ws[after_value].raw.ends_with(super::CLAUSE_MARKS))));
     // "Seat uptake: 70% of members …": a label of a few content words
     // opening the sentence, its colon right before the value.
     let labelled = !linked
