@@ -1183,6 +1183,24 @@ fn session_with_replies(turns: &[(&str, &str)]) -> Graph {
     g
 }
 
+/// A session whose every turn reaches the probe with its reply, as a
+/// replay gives it.
+fn session_with_turn_replies(turns: &[(&str, &str)]) -> Graph {
+    let mut g = Graph::new();
+    let mut probe = HeuristicProbe::default();
+    for (i, (user, reply)) in turns.iter().enumerate() {
+        let batch = [Turn {
+            index: i as u32 + 1,
+            user: (*user).to_owned(),
+            assistant: (*reply).to_owned(),
+            files: vec![],
+            timestamp: Some(at(i as i64)),
+        }];
+        probe_step(&mut g, &mut probe, i, &batch);
+    }
+    g
+}
+
 #[test]
 fn switches_returns_and_proposals_replace_what_the_turn_talks_about() {
     words();
@@ -3381,22 +3399,7 @@ fn a_sentence_with_its_own_subject_after_a_drop_is_no_named_replacement() {
 #[test]
 fn a_switch_said_as_an_aside_replaces_only_what_it_names() {
     words();
-    // Each turn reaches the probe with its reply, as a replay gives it.
-    let run = |turns: &[(&str, &str)]| {
-        let mut g = Graph::new();
-        let mut probe = HeuristicProbe::default();
-        for (i, (user, reply)) in turns.iter().enumerate() {
-            let batch = [Turn {
-                index: i as u32 + 1,
-                user: (*user).to_owned(),
-                assistant: (*reply).to_owned(),
-                files: vec![],
-                timestamp: Some(at(i as i64)),
-            }];
-            probe_step(&mut g, &mut probe, i, &batch);
-        }
-        in_force(&g)
-    };
+    let run = |turns: &[(&str, &str)]| in_force(&session_with_turn_replies(turns));
     let mut turns = vec![
         (
             "how do we run the e2e tests?",
@@ -3586,4 +3589,52 @@ fn an_acronym_after_a_number_is_its_unit_and_a_list_item_may_carry_two_values() 
         "thanks.",
     ]);
     assert_fact_replaced(&g, "editor: 0.6 FTE", "0.3 FTE");
+}
+
+#[test]
+fn the_ends_of_a_range_of_times_are_no_values_or_versions() {
+    words();
+    let s = "times for the booking site: monday slipcasting 7 till 9pm, wednesday kintsugi 10 till 12.30.";
+    let versions: Vec<String> = extract::versions(s).into_iter().map(|r| r.label).collect();
+    assert!(versions.is_empty(), "{versions:?}");
+    for s in [
+        "the kintsugi class is 7 till 9pm.",
+        "opening hours 9 until 5, lunch 12 until 1",
+    ] {
+        let fact = extract::fact(s).map(|r| r.label);
+        assert!(fact.is_none(), "{s}: {fact:?}");
+    }
+    // A version beside another is still one.
+    let versions: Vec<String> = extract::versions("upgrade to rails 7.1 and ruby 3.3")
+        .into_iter()
+        .map(|r| r.label)
+        .collect();
+    assert_eq!(versions, vec!["rails 7.1", "ruby 3.3"]);
+}
+
+#[test]
+fn a_day_moved_with_no_subject_is_of_what_the_reply_dates() {
+    words();
+    // The reply in the same turn names what the day is of (the hook
+    // probes a reply with its prompt when the gate waits for it).
+    let g = session_with_turn_replies(&[
+        (
+            "the viewing is thursday oct 15, 9am at the agent.",
+            "Viewing: Thursday Oct 15, 9am at the agent.",
+        ),
+        (
+            "the survey costs £450, booked it.",
+            "Noted, £450 for the survey.",
+        ),
+        (
+            "and the mortgage broker call is monday oct 12 at 4pm.",
+            "Broker call: Monday Oct 12, 4pm.",
+        ),
+        (
+            "talia moved me to saturday oct 17, 10am",
+            "That still works: viewing Saturday Oct 17, 10am at the estate agent.",
+        ),
+        ("thanks.", ""),
+    ]);
+    assert_fact_replaced(&g, "viewing: Oct 17", "oct 15");
 }

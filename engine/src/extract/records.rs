@@ -1883,6 +1883,18 @@ fn fact_of_subject(
         return None;
     }
     let value = fact_value(ws, lws, vi);
+    // "wheel 7 till 9pm": the start of a range is no value of its own
+    // ("to" and "and" join more than ranges).
+    let last = value.split_whitespace().last().unwrap_or_default();
+    let after = (vi..ws.len()).find(|&i| ws[i].text == last).unwrap_or(vi) + 1;
+    if !ws[after - 1].raw.ends_with(super::CLAUSE_MARKS)
+        && lws
+            .get(after)
+            .is_some_and(|w| w != "to" && w != "and" && lexicon::RANGE_JOINERS.contains(w.as_str()))
+        && ws.get(after + 1).is_some_and(|w| value_token(w.raw))
+    {
+        return None;
+    }
     if is_dated(&value) && about_another(ws, lws, date_start(lws, vi)) {
         return None;
     }
@@ -2368,7 +2380,16 @@ pub fn versions(sentence: &str) -> Vec<Record> {
         if lexicon::VERSION_CUES.contains(lws[k].as_str()) && k > 0 {
             k -= 1;
         }
-        if !nameish(k) {
+        // "pottery 7 till 9pm": either end of a range of times is no
+        // version.
+        let joins = |j: usize| {
+            lws.get(j)
+                .is_some_and(|l| lexicon::RANGE_JOINERS.contains(l.as_str()))
+        };
+        if !nameish(k)
+            || joins(k)
+            || (!ends(w.raw) && joins(i + 1) && ws.get(i + 2).is_some_and(|n| value_token(n.raw)))
+        {
             continue;
         }
         let name_w = &ws[k];

@@ -1748,10 +1748,26 @@ impl<'a> Plan<'a> {
         if held {
             return None;
         }
-        let mut fits = self
+        let stated = self
             .turn_reply_facts
-            .get_or_init(|| facts_stated(&self.turn_reply))
+            .get_or_init(|| facts_stated(&self.turn_reply));
+        // "X moved me to saturday oct 17": a day said to move is of what
+        // the reply dates ("viewing Saturday Oct 17 at …"), an event too.
+        let moved_day = extract::says_change(s)
+            && said
+                .iter()
+                .any(|v| extract::value_unit(v).as_deref() == Some("date"));
+        let events: Vec<(extract::Record, String)> = if moved_day {
+            extract::sentences(&self.turn_reply)
+                .into_iter()
+                .filter_map(|rs| Some((extract::event(&rs)?, rs)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut fits = stated
             .iter()
+            .chain(&events)
             .filter(|(r, _)| r.subject.is_some() && said.iter().any(|v| same(v, r.value())));
         let (found, rs) = fits.next()?;
         if fits.any(|(r, _)| r.subject != found.subject) {
