@@ -3368,7 +3368,7 @@ fn a_sentence_with_its_own_subject_after_a_drop_is_no_named_replacement() {
     // "Let's go back to …" is a clause of its own, never a thing chosen.
     let g = session(&[
         "let's add the Zephyrq library for the uploads.",
-        "honestly the Zephyrq thing was a mistake. Let's go back to what we had and just do a plain loop with a backoff.",
+        "ugh, the Zephyrq idea was a mistake. Let's return to what we used and write a plain loop with a backoff.",
         "thanks.",
     ]);
     for n in g.nodes() {
@@ -3385,7 +3385,7 @@ fn a_sentence_with_its_own_subject_after_a_drop_is_no_named_replacement() {
     // A reaction after the drop names nothing either.
     let g = session(&[
         "let's add Zephyrq for the uploads.",
-        "the Zephyrq thing was a mistake. Sorry for the churn.",
+        "the Zephyrq idea was a mistake. Sorry for the churn.",
         "thanks.",
     ]);
     let live = in_force(&g);
@@ -3402,13 +3402,13 @@ fn a_switch_said_as_an_aside_replaces_only_what_it_names() {
     let run = |turns: &[(&str, &str)]| in_force(&session_with_turn_replies(turns));
     let mut turns = vec![
         (
-            "how do we run the e2e tests?",
-            "The Makefile wraps that as `make test-e2e`.",
+            "what runs the e2e suite?",
+            "There's a target for it: `make test-e2e`.",
         ),
-        ("Perfect, make test-e2e it is.", "Noted."),
+        ("Great, make test-e2e it is.", "Noted."),
         (
-            "I'm switching to green tea after this cup, by the way, too jittery. Anyway, what did the e2e tests say about the retry change?",
-            "All green with `make test-e2e`, including the new retry test.",
+            "I'm switching to herbal tea for the afternoon, btw, far too wired. So how did the e2e tests do on the retry change?",
+            "`make test-e2e` passes, the new retry test too.",
         ),
         ("thanks.", "ok"),
     ];
@@ -3417,7 +3417,7 @@ fn a_switch_said_as_an_aside_replaces_only_what_it_names() {
     assert!(live.iter().all(|l| !l.contains("instead of")), "{live:?}");
     // Without the aside, the same switch replaces the choice the turn
     // talks about.
-    turns[2].0 = "I'm switching to green tea after this cup, too jittery. Anyway, what did the e2e tests say about the retry change?";
+    turns[2].0 = "I'm switching to herbal tea for the afternoon, far too wired. So how did the e2e tests do on the retry change?";
     let live = run(&turns);
     assert!(!live.iter().any(|l| l == "Use make test-e2e"), "{live:?}");
 }
@@ -3426,30 +3426,30 @@ fn a_switch_said_as_an_aside_replaces_only_what_it_names() {
 fn a_reply_that_says_up_from_gives_the_new_value_its_history() {
     words();
     // "up from £10" gives the clause before it its old value; the "to" of
-    // "still up to 6 …" is another clause's (never "person: 6 people (was
+    // "still up to 6 …" is another clause's (never "groups: 6 kids (was
     // £10)").
     let (new, old) = extract::value_change(
-        "Updated: workshops are £12 per person, up from £10, still up to 6 people per session.",
+        "Changed: lessons are £12 a lesson, up from £10, groups still up to 6 kids.",
     )
     .unwrap_or_else(|| panic!("no change"));
     assert_eq!(
         (new.label.as_str(), old.label.as_str()),
-        ("workshops: £12 per person", "workshops: £10")
+        ("lessons: £12 a lesson", "lessons: £10")
     );
     assert!(extract::value_change("we drove up from the coast, 40 miles.").is_none());
     assert!(extract::value_change("Prices went up from £10, still up to 6 people.").is_none());
     assert!(
-        extract::value_change("the timeout is 30s, up from 20s to be safe, with 5 retries.")
+        extract::value_change("the poll interval is 8s, up from 5s to be safe, with 3 retries.")
             .is_some()
     );
     let g = session_with_replies(&[
         (
-            "Our workshops are £10 a head, up to 6 people.",
-            "Got it: workshops at £10 per person, 6 people max.",
+            "Our lessons are £10 a lesson, up to 6 kids.",
+            "Got it: lessons at £10 each, 6 kids max.",
         ),
         (
-            "workshop price. with paper and ink going up make it £12.",
-            "Updated: workshops are £12 per person, up from £10, still up to 6 people per session.",
+            "lesson price: with the hall costing more, let's charge £12.",
+            "Changed: lessons are £12 a lesson, up from £10, groups still up to 6 kids.",
         ),
         ("thanks!", ""),
     ]);
@@ -3459,7 +3459,7 @@ fn a_reply_that_says_up_from_gives_the_new_value_its_history() {
         .filter(|n| n.kind == NodeKind::Fact)
         .map(|n| n.label.clone())
         .collect();
-    assert!(!facts.iter().any(|f| f.starts_with("person")), "{facts:?}");
+    assert!(!facts.iter().any(|f| f.contains("6 kids")), "{facts:?}");
     assert_fact_replaced(&g, "£12", "£10");
 }
 
@@ -3468,12 +3468,13 @@ fn a_rule_a_label_introduces_or_a_list_under_a_rules_heading_is_a_restriction() 
     words();
     let rule = |s: &str| extract::restriction(s).map(|r| r.label);
     assert_eq!(
-        rule("So that's a new rule: back gate stays locked, people use the side door.").as_deref(),
-        Some("Back gate stays locked, people use the side door")
+        rule("OK, new rule then: the back gate stays locked and everyone uses the side door.")
+            .as_deref(),
+        Some("The back gate stays locked and everyone uses the side door")
     );
     assert_eq!(
-        rule("rule for everything under src/net/: no global state, no unwrap().").as_deref(),
-        Some("No global state, no unwrap() (for everything under src/net/)")
+        rule("rule for all code in src/net/: no global state, no unwrap().").as_deref(),
+        Some("No global state, no unwrap() (for all code in src/net/)")
     );
     assert_eq!(
         rule("Policy: all invoices go to finance.").as_deref(),
@@ -3483,6 +3484,7 @@ fn a_rule_a_label_introduces_or_a_list_under_a_rules_heading_is_a_restriction() 
     for s in [
         "the rule is simple: ship it.",
         "I read the rules: they were weird.",
+        "they broke the rules: all of them, twice.",
         "what's the rule: tabs or spaces?",
     ] {
         assert_eq!(rule(s), None, "{s}");
@@ -3505,6 +3507,18 @@ fn a_rule_a_label_introduces_or_a_list_under_a_rules_heading_is_a_restriction() 
         ]
     );
     assert!(listed("shopping list. 1) milk and eggs. 2) bin bags for the garden.").is_empty());
+    // The probe records them.
+    let g = session(&[
+        "house rules, for the fridge door. 1) bins out on sunday night. 2) no shoes in the lounge, slippers stay by the door.",
+        "thanks.",
+    ]);
+    let rules = in_force_of(&g, NodeKind::Restriction);
+    assert!(
+        rules
+            .iter()
+            .any(|r| r.starts_with("No shoes in the lounge")),
+        "{rules:?}"
+    );
     assert!(listed("house rules. we should talk about them. no shoes in the lounge.").is_empty());
 }
 
@@ -3541,8 +3555,8 @@ fn the_week_of_a_date_is_a_time_not_a_subject() {
     let event = |s: &str| extract::event(s).map(|r| r.label);
     let fact = |s: &str| extract::fact(s).map(|r| r.label);
     for s in [
-        "the builders are putting a skip outside the house the week of 7 March and it'll stay over that weekend.",
-        "Evening classes, spring term starting the week of 9 March.",
+        "a skip is going outside the house the week of 7 March, so no parking then.",
+        "Evening classes: the spring block begins the week of 9 March.",
     ] {
         assert!(
             !event(s).is_some_and(|l| l.starts_with("week:")),
@@ -3558,8 +3572,8 @@ fn the_week_of_a_date_is_a_time_not_a_subject() {
     // Two dates "the week of" each: the second does not replace the first
     // as one "week" fact.
     let g = session(&[
-        "Evening classes, spring term starting the week of 9 March.",
-        "the builders are putting a skip outside the house the week of 2 March, ugh.",
+        "Evening classes: the spring block begins the week of 9 March.",
+        "a skip is going outside the house the week of 2 March, ugh.",
         "thanks.",
     ]);
     let facts = in_force_of(&g, NodeKind::Fact);
@@ -3594,7 +3608,7 @@ fn an_acronym_after_a_number_is_its_unit_and_a_list_item_may_carry_two_values() 
 #[test]
 fn the_ends_of_a_range_of_times_are_no_values_or_versions() {
     words();
-    let s = "times for the booking site: monday slipcasting 7 till 9pm, wednesday kintsugi 10 till 12.30.";
+    let s = "times for the booking site: monday slipcasting 7 till 9pm, wednesday kintsugi 11 till 1.30.";
     let versions: Vec<String> = extract::versions(s).into_iter().map(|r| r.label).collect();
     assert!(versions.is_empty(), "{versions:?}");
     for s in [
@@ -3631,7 +3645,7 @@ fn a_day_moved_with_no_subject_is_of_what_the_reply_dates() {
             "Broker call: Monday Oct 12, 4pm.",
         ),
         (
-            "talia moved me to saturday oct 17, 10am",
+            "the agent pushed me to saturday oct 17, 10am",
             "That still works: viewing Saturday Oct 17, 10am at the estate agent.",
         ),
         ("thanks.", ""),

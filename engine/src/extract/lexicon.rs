@@ -390,11 +390,6 @@ list!(
     "Phrases that mark a sentence as an aside from the conversation's thread."
 );
 list!(
-    CLAUSE_SUBJECTS,
-    "clause_subjects.txt",
-    "Words that open a clause with its own subject and verb."
-);
-list!(
     SUBJECT_PRONOUNS,
     "subject_pronouns.txt",
     "Subjects of a team's or the speaker's own choice."
@@ -904,7 +899,6 @@ mod tests {
             &*PREVIOUS_REFS,
             &*DETERMINERS,
             &*SUBJECT_PRONOUNS,
-            &*CLAUSE_SUBJECTS,
             &*ASIDE_MARKERS,
             &*RULE_HEADS,
             &*EVENT_SUBJECTS,

@@ -175,7 +175,7 @@ fn labelled_rule(s: &str) -> Option<Record> {
     if !(2..=20).contains(&n) {
         return None;
     }
-    // "rule for the release branch until Friday": the words after the
+    // "rule for the docs folder during the freeze": the words after the
     // noun say where and when the rule holds.
     let scope = head
         .split_whitespace()
@@ -232,7 +232,7 @@ fn is_regular_past(w: &str) -> bool {
 }
 
 /// Where the rule noun stands in a label naming a rule or rules ("new
-/// rule", "rule for the release branch", "house rules, for the wall"): a
+/// rule", "rule for the docs folder", "house rules, for the fridge door"): a
 /// short phrase headed by a noun of `rule_heads.txt` within its first
 /// words, with no subject or verb of its own ("I read the rules", "the
 /// rule is simple").
@@ -250,9 +250,12 @@ fn rule_label(head: &str) -> Option<usize> {
             || lexicon::AUXILIARIES.contains(w)
             || lexicon::MODALS.contains(w)
     });
-    let own_subject = hw[..at]
-        .iter()
-        .any(|w| lexicon::CLAUSE_SUBJECTS.contains(w));
+    // "I read the rules", "they broke the rules".
+    let own_subject = hw[..at].iter().any(|w| {
+        lexicon::SUBJECT_PRONOUNS.contains(w)
+            || lexicon::THIRD_PERSON_PRONOUNS.contains(w)
+            || w == "you"
+    });
     (hw.len() <= 9 && at <= 4 && !verb_after && !own_subject).then_some(at)
 }
 
@@ -929,7 +932,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         }
         return value;
     }
-    // "0.5 FTE (£26,250)": an acronym right after a plain number, with no
+    // "0.8 FTE (£31,000)": an acronym right after a plain number, with no
     // noun after it, is its unit.
     let acronym_unit = plain_number
         && ws.get(vi + 1).is_some_and(|w| {
@@ -1861,7 +1864,7 @@ fn fact_linked(
     fact_of_subject(s, ws, lws, vi, denied).filter(|(r, _)| names_a_subject(r))
 }
 
-/// "the week of 7 September": a unit of time the value is "of" names no
+/// "the week of 3 March": a unit of time the value is "of" names no
 /// subject; the value is a time, not what happens then.
 fn names_a_subject(r: &Record) -> bool {
     r.subject.as_deref().is_none_or(|sub| {
@@ -1883,7 +1886,7 @@ fn fact_of_subject(
         return None;
     }
     let value = fact_value(ws, lws, vi);
-    // "wheel 7 till 9pm": the start of a range is no value of its own
+    // "choir 6 till 8pm": the start of a range is no value of its own
     // ("to" and "and" join more than ranges).
     let last = value.split_whitespace().last().unwrap_or_default();
     let after = (vi..ws.len()).find(|&i| ws[i].text == last).unwrap_or(vi) + 1;

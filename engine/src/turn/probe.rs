@@ -999,10 +999,10 @@ impl<'a> Plan<'a> {
                     // "so Y for the logs", "so it's Y then": what leads
                     // the clause is not the thing.
                     let s = extract::strip_clause_lead(s);
-                    // "sorry for the whiplash", "Let's go back to …", "we'll
-                    // keep …": a reaction, or a clause with its own subject,
-                    // is no naming of a thing; a thing names itself first
-                    // (a determiner may lead it).
+                    // "sorry for the churn", "Let's return to …", "we'll
+                    // keep …": a reaction, or a clause opened by its own
+                    // subject (a stop word), is no naming of a thing; a
+                    // thing names itself first (a determiner may lead it).
                     let s = extract::strip_interjections(s);
                     let opener = s
                         .split_whitespace()
@@ -1010,9 +1010,8 @@ impl<'a> Plan<'a> {
                         .trim_matches(|c: char| !c.is_alphanumeric())
                         .to_lowercase()
                         .replace('\u{2019}', "'");
-                    if extract::lexicon::CLAUSE_SUBJECTS.contains(&opener)
-                        || (extract::lexicon::is_stop(&opener)
-                            && !extract::lexicon::DETERMINERS.contains(&opener))
+                    if extract::lexicon::is_stop(&opener)
+                        && !extract::lexicon::DETERMINERS.contains(&opener)
                     {
                         return None;
                     }
@@ -1751,7 +1750,7 @@ impl<'a> Plan<'a> {
         let stated = self
             .turn_reply_facts
             .get_or_init(|| facts_stated(&self.turn_reply));
-        // "X moved me to saturday oct 17": a day said to move is of what
+        // "the dentist pushed me to friday nov 6": a day said to move is of what
         // the reply dates ("viewing Saturday Oct 17 at …"), an event too.
         let moved_day = extract::says_change(s)
             && said
