@@ -3547,6 +3547,11 @@ fn a_setting_named_in_words_is_the_fact_said_in_prose() {
         vec!["pool size: 30"]
     );
     assert!(later("we need 5 to 10 seats.").is_empty());
+    // The clause starts at its own "so", not at an earlier one.
+    assert_eq!(
+        later("so the pool is 5 now, so bump the pool size to 30."),
+        vec!["pool size: 30"]
+    );
 }
 
 #[test]

@@ -420,6 +420,14 @@ fn words(sentence: &str) -> Vec<Word<'_>> {
     out
 }
 
+/// Where `part`, a slice of `s` (a word [`words`] gave), starts in `s`:
+/// by position, not by a search that would find an earlier copy of the
+/// same word.
+fn offset_in(s: &str, part: &str) -> Option<usize> {
+    let at = (part.as_ptr() as usize).checked_sub(s.as_ptr() as usize)?;
+    (at + part.len() <= s.len() && s.is_char_boundary(at)).then_some(at)
+}
+
 /// Cuts a string to at most `n` characters, on a character boundary.
 fn cut_chars(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {

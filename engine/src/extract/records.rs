@@ -1289,7 +1289,7 @@ pub fn value_change(sentence: &str) -> Option<(Record, Record)> {
         && (lexicon::CHANGE_VERBS.contains(lws[from - 1].as_str())
             || matches!(lws[from - 1].as_str(), "up" | "down"))
     {
-        let cut = s.find(ws[from - 1].raw).filter(|&c| c > 0)?;
+        let cut = super::offset_in(s, ws[from - 1].raw).filter(|&c| c > 0)?;
         let new = fact(s[..cut].trim_end().trim_end_matches(','))?;
         let subject = new.subject.clone()?;
         let old = with_unit_of(old_value, new.value());
@@ -1578,7 +1578,7 @@ pub fn fact(sentence: &str) -> Option<Record> {
 /// clause runs from the last comma or semicolon before the value.
 fn changed_in_clause(s: &str, ws: &[Word<'_>], vi: usize) -> Option<Record> {
     let from = (0..vi).rev().find(|&i| ws[i].raw.ends_with([',', ';']))? + 1;
-    let start = s.find(ws.get(from)?.raw)?;
+    let start = super::offset_in(s, ws.get(from)?.raw)?;
     let clause = super::decisions::strip_clause_lead(&s[start..]);
     let verb = clause.split_whitespace().next()?.to_lowercase();
     if !lexicon::CHANGE_VERBS.contains(&verb) {

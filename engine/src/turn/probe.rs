@@ -1750,8 +1750,8 @@ impl<'a> Plan<'a> {
         let stated = self
             .turn_reply_facts
             .get_or_init(|| facts_stated(&self.turn_reply));
-        // "the dentist pushed me to friday nov 6": a day said to move is of what
-        // the reply dates ("viewing Saturday Oct 17 at …"), an event too.
+        // "the dentist pushed me to friday nov 6": a day said to move is of
+        // what the reply dates ("check-up Friday Nov 6 at …"), an event too.
         let moved_day = extract::says_change(s)
             && said
                 .iter()
