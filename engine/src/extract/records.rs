@@ -237,13 +237,7 @@ fn is_regular_past(w: &str) -> bool {
 /// words, with no subject or verb of its own ("I read the rules", "the
 /// rule is simple").
 fn rule_label(head: &str) -> Option<usize> {
-    let hw: Vec<String> = head
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .collect();
+    let hw = super::decisions::bare_words(head);
     let at = hw.iter().position(|w| lexicon::RULE_HEADS.contains(w))?;
     let verb_after = hw.get(at + 1).is_some_and(|w| {
         lexicon::COPULAS.contains(w)

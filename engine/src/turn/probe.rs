@@ -1591,17 +1591,15 @@ impl<'a> Plan<'a> {
         {
             return;
         }
-        let stated: Vec<extract::Record> = self
+        // Borrowed: what is kept below is cloned.
+        let reply_facts = self
             .prev_reply_facts
-            .get_or_init(|| facts_stated(&self.prev_reply))
-            .iter()
-            .map(|(o, _)| o.clone())
-            .collect();
+            .get_or_init(|| stated(&self.prev_reply, extract::fact));
         let (new, old) = match said {
             Some(r) => {
                 let subject = r.subject.as_deref().map(normalize_name).unwrap_or_default();
                 let unit = extract::value_unit(r.value());
-                let mut fits = stated.iter().filter(|o| {
+                let mut fits = reply_facts.iter().map(|(o, _)| o).filter(|o| {
                     o.subject.as_deref().map(normalize_name).as_deref() == Some(subject.as_str())
                         && extract::value_unit(o.value()) == unit
                         && o.value().to_lowercase() != r.value().to_lowercase()
@@ -1618,8 +1616,9 @@ impl<'a> Plan<'a> {
                     return;
                 };
                 let unit = extract::value_unit(&v);
-                let mut fits = stated
+                let mut fits = reply_facts
                     .iter()
+                    .map(|(o, _)| o)
                     .filter(|o| unit.is_some() && extract::value_unit(o.value()) == unit);
                 let Some(o) = fits.next() else { return };
                 if fits.next().is_some() || o.value().to_lowercase() == v.to_lowercase() {
@@ -1678,7 +1677,7 @@ impl<'a> Plan<'a> {
         }
         let mut fits = self
             .prev_reply_facts
-            .get_or_init(|| facts_stated(&self.prev_reply))
+            .get_or_init(|| stated(&self.prev_reply, extract::fact))
             .iter()
             .map(|(o, _)| o)
             .filter(|o| {
@@ -1747,24 +1746,21 @@ impl<'a> Plan<'a> {
         if held {
             return None;
         }
-        let stated = self
+        let facts = self
             .turn_reply_facts
-            .get_or_init(|| facts_stated(&self.turn_reply));
+            .get_or_init(|| stated(&self.turn_reply, extract::fact));
         // "the dentist pushed me to friday nov 6": a day said to move is of
         // what the reply dates ("check-up Friday Nov 6 at …"), an event too.
         let moved_day = extract::says_change(s)
             && said
                 .iter()
                 .any(|v| extract::value_unit(v).as_deref() == Some("date"));
-        let events: Vec<(extract::Record, String)> = if moved_day {
-            extract::sentences(&self.turn_reply)
-                .into_iter()
-                .filter_map(|rs| Some((extract::event(&rs)?, rs)))
-                .collect()
+        let events = if moved_day {
+            stated(&self.turn_reply, extract::event)
         } else {
             Vec::new()
         };
-        let mut fits = stated
+        let mut fits = facts
             .iter()
             .chain(&events)
             .filter(|(r, _)| r.subject.is_some() && said.iter().any(|v| same(v, r.value())));
@@ -3244,11 +3240,12 @@ fn find_word(hay: &str, word: &str) -> bool {
     has_word(&hay.to_lowercase(), word)
 }
 
-/// The facts a text states, each with the sentence that states it.
-fn facts_stated(text: &str) -> Vec<(extract::Record, String)> {
+/// The records `read` finds in a text's sentences (its facts, its
+/// events), each with the sentence that states it.
+fn stated(text: &str, read: fn(&str) -> Option<extract::Record>) -> Vec<(extract::Record, String)> {
     extract::sentences(text)
         .into_iter()
-        .filter_map(|s| Some((extract::fact(&s)?, s)))
+        .filter_map(|s| Some((read(&s)?, s)))
         .collect()
 }
 
