@@ -3657,3 +3657,30 @@ fn a_day_moved_with_no_subject_is_of_what_the_reply_dates() {
     ]);
     assert_fact_replaced(&g, "viewing: Oct 17", "oct 15");
 }
+
+#[test]
+fn a_subordinate_clause_a_later_value_and_code_name_no_subject_or_command() {
+    words();
+    // A subordinator opens the clause: the subject starts after it.
+    let later: Vec<String> = extract::later_facts(
+        "the probe sends 9 frames and expects a reset, since frame window is 8.",
+    )
+    .into_iter()
+    .map(|r| r.label)
+    .collect();
+    assert_eq!(later, vec!["frame window: 8"]);
+    // A head noun after another value is that value's unit, not a subject.
+    let f = extract::fact("nah, keep the importer, it gets through 90k rows in 4 min.");
+    assert!(f.is_none(), "{f:?}");
+    // A call with its arguments in backticks is code, not a command; the
+    // shell's "$(…)" still is one.
+    let p =
+        extract::procedure("To run it, the worker calls `async def sync_batch(ctx, batch_id)`.");
+    assert!(p.is_none(), "{p:?}");
+    let p =
+        extract::procedure("To deploy, run `./ship.sh $(git describe --tags)`.").map(|r| r.label);
+    assert_eq!(
+        p.as_deref(),
+        Some("deploy: ./ship.sh $(git describe --tags)")
+    );
+}

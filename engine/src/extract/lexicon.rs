@@ -696,6 +696,11 @@ list!(
     "Conjunctions after which a phrase has ended, a space after them."
 );
 list!(
+    SUBORDINATORS,
+    "subordinators.txt",
+    "Conjunctions opening a subordinate clause, never in a noun phrase."
+);
+list!(
     CLAUSE_CLOSERS,
     "clause_closers.txt",
     "Words that close the clause of a phrase."
@@ -958,6 +963,7 @@ mod tests {
             &*PRE_ROLE_DETERMINERS,
             &*PRONOUN_CONTRACTIONS,
             &*CLAUSE_BREAKS,
+            &*SUBORDINATORS,
             &*CLAUSE_CLOSERS,
             &*LIST_VALUE_LINKS,
             &*LATER_VALUE_SKIPS,

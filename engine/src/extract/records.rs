@@ -405,7 +405,10 @@ fn next_command(sentence: &str) -> Option<(String, &str)> {
                 .chars()
                 .next()
                 .is_some_and(|c| c.is_ascii_lowercase() || c == '.');
-        if runnable && (words.len() >= 2 || first.contains('/')) && cmd.len() <= 160 {
+        // A call with its arguments ("def run(ctx, job)") is code, not a
+        // command; "$(…)" is the shell's.
+        let code = cmd.replace("$(", "").contains('(');
+        if runnable && !code && (words.len() >= 2 || first.contains('/')) && cmd.len() <= 160 {
             return Some((cmd.to_owned(), rest));
         }
     }
@@ -1967,6 +1970,8 @@ fn fact_of_subject(
             || lexicon::INTERJECTIONS.contains(l)
             || lexicon::REPORTING_VERBS.contains(l)
             || lexicon::CORRECTION_OPENERS.contains(l)
+            // "…, since max batch is 16": a subordinator opens the clause.
+            || lexicon::SUBORDINATORS.contains(l)
     });
     // "over the cap by £90": a difference, not the cap.
     // The lead opens the subject or comes right before it, past a
@@ -2151,10 +2156,16 @@ fn fact_of_subject(
         // A head noun elsewhere in the clause: before the value ("the demo
         // is on the 14th") or right after it ("a flat 30 second delay").
         let after_value = vi + 1 + usize::from(value.split_whitespace().count() > 1);
+        // Not past another value: "200k rows in 6 min" is not of "min".
         if let Some(h) = lws[..vi]
             .iter()
             .rev()
-            .chain(lws.iter().skip(after_value).take(3))
+            .chain(
+                (after_value..ws.len())
+                    .take_while(|&k| !value_token(ws[k].raw))
+                    .take(3)
+                    .map(|k| &lws[k]),
+            )
             .find(|w| lexicon::FACT_SUBJECT_HEADS.contains(w.as_str()))
         {
             subject = h.clone();
