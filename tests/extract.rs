@@ -3684,3 +3684,25 @@ fn a_subordinate_clause_a_later_value_and_code_name_no_subject_or_command() {
         Some("deploy: ./ship.sh $(git describe --tags)")
     );
 }
+
+#[test]
+fn a_command_whose_subcommand_the_sentence_says_is_how_to_do_it() {
+    words();
+    let p = extract::procedure(
+        "on fridays Wen publishes the site with `shipit publish web <tag> --channel stable`.",
+    )
+    .map(|r| r.label);
+    assert_eq!(
+        p.as_deref(),
+        Some("publish: shipit publish web <tag> --channel stable")
+    );
+    // A word inside another code span says nothing; nor does a phrase in
+    // backticks that opens with a function word.
+    for s in [
+        "Set `pageSize = 25` and `maxPages = 4` in the config.",
+        "the failing ones share a context called `with logged in admin`, which logs in first.",
+    ] {
+        let p = extract::procedure(s);
+        assert!(p.is_none(), "{s}: {p:?}");
+    }
+}

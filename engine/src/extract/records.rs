@@ -520,7 +520,9 @@ pub fn procedure(sentence: &str) -> Option<Record> {
             .or_else(|| command_task(&cmd))
             .or_else(|| named.first().map(|t| (*t).to_owned()))?,
         None if named.first().is_some_and(|t| lower.contains(t)) => "run".to_owned(),
-        None => return None,
+        // "she promotes the image with `tool promote app <tag>`": the
+        // sentence says the subcommand's verb, so that is the task.
+        None => said_subcommand(&lower, &cmd)?,
     };
     Some(Record {
         kind: NodeKind::Procedure,
@@ -658,6 +660,29 @@ fn attributive_subject(
         k += 1;
     }
     (!out.is_empty()).then(|| out.join(" "))
+}
+
+/// The command's subcommand where the sentence also says it outside the
+/// command, in any inflection ("promotes … `tool promote …`" → "promote").
+fn said_subcommand(lower: &str, cmd: &str) -> Option<String> {
+    let task =
+        command_task(cmd).filter(|t| t.len() > 2 && t.chars().all(|c| c.is_ascii_alphabetic()))?;
+    let program = cmd.split_whitespace().next()?;
+    if lexicon::is_stop(&program.to_lowercase()) {
+        return None;
+    }
+    let stem = super::stem(&task);
+    // The words outside every command and code span.
+    let outside: String = lower
+        .split('`')
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(&cmd.to_lowercase(), " ");
+    outside
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| !w.is_empty() && super::stem(w) == stem)
+        .then_some(task)
 }
 
 /// The verb of "to <verb>" outside the command ("to flash the board, run
