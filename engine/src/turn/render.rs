@@ -95,6 +95,13 @@ const DECISIONS_MAX: usize = 8;
 /// Most facts, rules, how-tos, preferences and next steps shown.
 const STANDING_MAX: usize = 16;
 
+/// Most member names a far line shows when the rest of the block leaves
+/// room (three otherwise).
+const FAR_NAMES_ROOMY: [usize; 3] = [6, 10, 16];
+
+/// More standing lines shown when the rest of the block leaves room.
+const STANDING_SPARE: usize = 16;
+
 /// The least weight a rule or a how-to ranks with among the standing
 /// lines (see `render_with`).
 const RULE_FLOOR: f64 = 0.65;
@@ -515,8 +522,10 @@ const SLACK: usize = 24;
 /// One greedy pass: every candidate line is built and counted once, then
 /// taken in priority order (first focus lines, decisions in force,
 /// corrections and preferences, the rest of the focus, a few far clusters,
-/// near labels, more far clusters) while it fits; if the result is under the
-/// minimum, near labels are promoted to full detail. The assembled text is
+/// near labels, more far clusters) while it fits; the room left goes to the
+/// standing lines past the block's share and to more names on each far
+/// line; if the result is under the minimum, near labels are promoted to
+/// full detail. The assembled text is
 /// counted exactly and trimmed from the last choice if it overshoots.
 pub fn render(g: &Graph, focus: &[NodeId], ctx: &RenderContext<'_>, cfg: &RenderConfig) -> Render {
     // Choose with estimated costs and count the result once; only when that
@@ -704,8 +713,12 @@ fn render_with(
         }
         !again
     });
-    ranked.truncate(STANDING_MAX);
+    // Past the block's share, the next lines in rank order wait for the
+    // room everything else leaves.
+    ranked.truncate(STANDING_MAX + STANDING_SPARE);
     let standing: Vec<&Node> = ranked.into_iter().map(|(_, n)| n).collect();
+    let spare: Vec<&Node> = standing.iter().skip(STANDING_MAX).copied().collect();
+    let standing: Vec<&Node> = standing.into_iter().take(STANDING_MAX).collect();
     let special: BTreeSet<&NodeId> = decisions
         .iter()
         .chain(standing.iter())
@@ -777,6 +790,7 @@ fn render_with(
     let standing_pieces: Vec<Piece> = pieces(
         standing
             .iter()
+            .chain(spare.iter())
             .map(|n| {
                 format!(
                     "- {} ({})\n",
@@ -818,7 +832,7 @@ fn render_with(
     for (i, p) in decision_pieces.iter().enumerate() {
         take(&mut chosen, &mut used, Chosen::Decision(i), p.tokens);
     }
-    for (i, p) in standing_pieces.iter().enumerate() {
+    for (i, p) in standing_pieces.iter().enumerate().take(standing.len()) {
         take(&mut chosen, &mut used, Chosen::Standing(i), p.tokens);
     }
     // Keep room for a few far lines before more focus detail or the near
@@ -857,31 +871,75 @@ fn render_with(
         .map(|n| &n.id)
         .filter(|id| !shown.contains(id))
         .collect();
-    let far_lines: Vec<(String, String)> = clusters_in(g, &eligible, 12)
-        .into_iter()
-        .take(12)
-        .map(|c| {
-            let names: Vec<String> = c
-                .members
-                .iter()
-                .take(3)
-                .filter_map(|m| g.node(m))
-                .map(|n| short(&n.label, 32))
-                .collect();
-            let more = c.members.len().saturating_sub(3);
-            let more = if more > 0 {
-                format!(" +{more} more")
-            } else {
-                String::new()
-            };
-            let text = format!("- [{}] {}{}\n", c.handle, names.join(", "), more);
-            (c.handle, text)
-        })
+    // Each far line names its strongest few; a longer form names more, for
+    // the room the rest of the block leaves.
+    let far_line = |c: &Cluster, shown: usize| {
+        let names: Vec<String> = c
+            .members
+            .iter()
+            .take(shown)
+            .filter_map(|m| g.node(m))
+            .map(|n| short(&n.label, 32))
+            .collect();
+        let more = c.members.len().saturating_sub(shown);
+        let more = if more > 0 {
+            format!(" +{more} more")
+        } else {
+            String::new()
+        };
+        format!("- [{}] {}{}\n", c.handle, names.join(", "), more)
+    };
+    let clusters: Vec<Cluster> = clusters_in(g, &eligible, 12).into_iter().take(12).collect();
+    let far: Vec<(String, Piece)> = clusters
+        .iter()
+        .map(|c| c.handle.clone())
+        .zip(pieces(
+            clusters.iter().map(|c| far_line(c, 3)).collect(),
+            costs,
+        ))
         .collect();
-    let (handles_all, texts): (Vec<String>, Vec<String>) = far_lines.into_iter().unzip();
-    let far: Vec<(String, Piece)> = handles_all.into_iter().zip(pieces(texts, costs)).collect();
     for (i, (_, p)) in far.iter().enumerate() {
         take(&mut chosen, &mut used, Chosen::Far(i), p.tokens);
+    }
+
+    // Room left: the standing lines past the block's share, in rank order,
+    // those not shown as a label already.
+    for (i, n) in spare.iter().enumerate() {
+        if !shown.contains(&n.id) {
+            let i = standing.len() + i;
+            take(
+                &mut chosen,
+                &mut used,
+                Chosen::Standing(i),
+                standing_pieces[i].tokens,
+            );
+        }
+    }
+
+    // Room still left: far lines name more of their members, in order.
+    // A few more names on every line before many more on the first.
+    let mut far = far;
+    for (step, &names) in FAR_NAMES_ROOMY.iter().enumerate() {
+        for (i, c) in clusters.iter().enumerate() {
+            let shown_before = if step == 0 {
+                3
+            } else {
+                FAR_NAMES_ROOMY[step - 1]
+            };
+            if c.members.len() <= shown_before
+                || !chosen
+                    .iter()
+                    .any(|x| matches!(x, Chosen::Far(j) if *j == i))
+            {
+                continue;
+            }
+            let long = piece(far_line(c, names), costs);
+            let extra = long.tokens.saturating_sub(far[i].1.tokens);
+            if used + extra <= budget {
+                used += extra;
+                far[i].1 = long;
+            }
+        }
     }
 
     // Under the minimum: promote near labels to full detail, strongest first.
@@ -1103,6 +1161,58 @@ mod tests {
         );
         assert!(r.text.contains("test: make check (how-to)"), "{}", r.text);
         assert!(!r.text.contains("crate width"), "{}", r.text);
+    }
+
+    #[test]
+    fn room_left_shows_more_facts_and_more_far_names_never_past_the_budget() {
+        let mut g = Graph::new();
+        let mut focus = Vec::new();
+        // More facts than the block's share, ranked by weight; the last
+        // ones faint, far from the focus.
+        for i in 0..STANDING_MAX + 4 {
+            let w = if i < STANDING_MAX { 0.9 } else { 0.3 };
+            focus.push(add_kind(
+                &mut g,
+                &format!("bay {i} depth: {i}1 cm"),
+                NodeKind::Fact,
+                w,
+            ));
+        }
+        // Loose things far from the focus: one collapsed line.
+        for i in 0..9 {
+            add_kind(&mut g, &format!("crate{i}.toml"), NodeKind::File, 0.2);
+        }
+        let ctx = RenderContext {
+            session: "s",
+            turn: 9,
+            now: t(),
+        };
+        let r = render(&g, &focus[..1], &ctx, &RenderConfig::default());
+        assert!(r.tokens <= 800, "{}", r.tokens);
+        // The facts past the share still show, the weakest one too.
+        let last = STANDING_MAX + 3;
+        let line = format!("- bay {last} depth: {last}1 cm (fact)");
+        assert!(r.text.contains(&line), "{}", r.text);
+        // The far line names more than its first three.
+        let far = r
+            .text
+            .lines()
+            .find(|l| l.starts_with("- [technical/other]"))
+            .unwrap_or_else(|| panic!("no far line: {}", r.text));
+        assert!(far.matches(".toml").count() > 3, "{far}");
+        // With no room, the far line names three and says how many more.
+        let tight = RenderConfig {
+            max_tokens: r.tokens - 30,
+            min_tokens: 100,
+            ..RenderConfig::default()
+        };
+        let r2 = render(&g, &focus[..1], &ctx, &tight);
+        assert!(r2.tokens <= tight.max_tokens, "{}", r2.tokens);
+        assert!(
+            r2.text.lines().filter(|l| l.ends_with("more")).count() <= 1,
+            "{}",
+            r2.text
+        );
     }
 
     #[test]
