@@ -3706,3 +3706,28 @@ fn a_command_whose_subcommand_the_sentence_says_is_how_to_do_it() {
         assert!(p.is_none(), "{s}: {p:?}");
     }
 }
+
+#[test]
+fn up_to_a_value_is_a_bound_not_a_change() {
+    words();
+    for s in [
+        "the lender approved 6% for 48 months, up to 12k.",
+        "tasting sessions are for up to 5 people.",
+    ] {
+        assert!(!extract::says_change(s), "{s}");
+    }
+    for s in [
+        "we're putting the kit budget up to 17k.",
+        "so we're going up to £90 a head.",
+        "bump it up to 12k.",
+    ] {
+        assert!(extract::says_change(s), "{s}");
+    }
+    let g = session(&[
+        "the kit budget is 15k all in.",
+        "the lender approved 6% for 48 months, up to 12k.",
+        "thanks.",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(facts.iter().any(|f| f == "kit budget: 15k"), "{facts:?}");
+}

@@ -1147,7 +1147,31 @@ pub fn same_dimension(a: &str, b: &str) -> bool {
 /// Whether a sentence says a value changes: a change verb ("drop the
 /// price to …", "moved to …") or an update cue ("… instead", "actually").
 pub fn says_change(sentence: &str) -> bool {
-    has_word_of(sentence, &[&lexicon::CHANGE_VERBS, &lexicon::UPDATE_CUES])
+    let raw: Vec<&str> = sentence.split_whitespace().collect();
+    let words: Vec<String> = raw
+        .iter()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .to_lowercase()
+        })
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        // "…, up to 13k", "for up to 6 people", "is up to 4": a particle
+        // that is a change verb, opening its clause or after a copula or a
+        // preposition, before "to" is a bound ("put the budget up to
+        // £1,500", "going up to £210" say a change).
+        let opens = i == 0 || raw[i - 1].ends_with([',', ';', ':']) || {
+            let p = words[i - 1].as_str();
+            lexicon::COPULAS.contains(p)
+                || lexicon::DATE_PREPOSITIONS.contains(p)
+                || lexicon::LIST_VALUE_LINKS.contains(p)
+        };
+        let bound = lexicon::PARTICLES.contains(w.as_str())
+            && opens
+            && words.get(i + 1).is_some_and(|n| n == "to");
+        (lexicon::CHANGE_VERBS.contains(w.as_str()) && !bound)
+            || lexicon::UPDATE_CUES.contains(w.as_str())
+    })
 }
 
 /// Whether a word of the sentence (lowercased) is in one of `lists`.
