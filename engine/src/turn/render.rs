@@ -99,6 +99,9 @@ const STANDING_MAX: usize = 16;
 /// room (three otherwise).
 const FAR_NAMES_ROOMY: [usize; 3] = [6, 10, 16];
 
+/// Characters of a far name with room to spare (32 otherwise).
+const FAR_NAME_ROOMY_CHARS: usize = 48;
+
 /// More standing lines shown when the rest of the block leaves room.
 const STANDING_SPARE: usize = 16;
 
@@ -873,13 +876,13 @@ fn render_with(
         .collect();
     // Each far line names its strongest few; a longer form names more, for
     // the room the rest of the block leaves.
-    let far_line = |c: &Cluster, shown: usize| {
+    let far_line = |c: &Cluster, shown: usize, width: usize| {
         let names: Vec<String> = c
             .members
             .iter()
             .take(shown)
             .filter_map(|m| g.node(m))
-            .map(|n| short(&n.label, 32))
+            .map(|n| short(&n.label, width))
             .collect();
         let more = c.members.len().saturating_sub(shown);
         let more = if more > 0 {
@@ -894,7 +897,7 @@ fn render_with(
         .iter()
         .map(|c| c.handle.clone())
         .zip(pieces(
-            clusters.iter().map(|c| far_line(c, 3)).collect(),
+            clusters.iter().map(|c| far_line(c, 3, 32)).collect(),
             costs,
         ))
         .collect();
@@ -926,14 +929,15 @@ fn render_with(
             } else {
                 FAR_NAMES_ROOMY[step - 1]
             };
-            if c.members.len() <= shown_before
+            // The first round also writes out names cut short.
+            if (step > 0 && c.members.len() <= shown_before)
                 || !chosen
                     .iter()
                     .any(|x| matches!(x, Chosen::Far(j) if *j == i))
             {
                 continue;
             }
-            let long = piece(far_line(c, names), costs);
+            let long = piece(far_line(c, names, FAR_NAME_ROOMY_CHARS), costs);
             let extra = long.tokens.saturating_sub(far[i].1.tokens);
             if used + extra <= budget {
                 used += extra;
@@ -1182,6 +1186,8 @@ mod tests {
         for i in 0..9 {
             add_kind(&mut g, &format!("crate{i}.toml"), NodeKind::File, 0.2);
         }
+        let long = "config/overrides/staging_pool_limits.toml";
+        add_kind(&mut g, long, NodeKind::File, 0.25);
         let ctx = RenderContext {
             session: "s",
             turn: 9,
@@ -1200,6 +1206,8 @@ mod tests {
             .find(|l| l.starts_with("- [technical/other]"))
             .unwrap_or_else(|| panic!("no far line: {}", r.text));
         assert!(far.matches(".toml").count() > 3, "{far}");
+        // A name cut short at first is written out in full.
+        assert!(far.contains(long), "{far}");
         // With no room, the far line names three and says how many more.
         let tight = RenderConfig {
             max_tokens: r.tokens - 30,
