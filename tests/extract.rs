@@ -3731,3 +3731,50 @@ fn up_to_a_value_is_a_bound_not_a_change() {
     let facts = in_force_of(&g, NodeKind::Fact);
     assert!(facts.iter().any(|f| f == "kit budget: 15k"), "{facts:?}");
 }
+
+#[test]
+fn what_happens_on_a_day_of_every_week_is_a_fact_and_a_denied_one_a_rule() {
+    words();
+    let sched = |s: &str| -> Vec<String> {
+        extract::schedule_facts(s)
+            .into_iter()
+            .map(|r| r.label)
+            .collect()
+    };
+    assert_eq!(
+        sched("our routine is full backups on Sundays and log rotation on Wednesdays."),
+        vec!["full backups: Sundays", "log rotation: Wednesdays"]
+    );
+    assert_eq!(
+        sched("standup every Tuesday at 9:30."),
+        vec!["standup: Tuesday"]
+    );
+    assert_eq!(
+        sched("Index rebuilds stay on Friday nights."),
+        vec!["index rebuilds: Friday nights"]
+    );
+    // One day, a thing done on a day, a question: none.
+    for s in [
+        "she's off on Friday.",
+        "the van can only leave the depot on weekends.",
+        "do the restores run on Mondays?",
+    ] {
+        assert!(sched(s).is_empty(), "{s}: {:?}", sched(s));
+    }
+    // A denied day is a rule.
+    let r = extract::schedule_facts("No schema migrations on Fridays.");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].kind, NodeKind::Restriction);
+    // A later day replaces the earlier one, its history kept.
+    let g = session(&[
+        "the cleaning is on Tuesdays, the window guy on Thursdays.",
+        "from next month, the cleaning is on Monday mornings instead.",
+        "thanks.",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        facts.iter().any(|f| f == "window guy: Thursdays"),
+        "{facts:?}"
+    );
+    assert_fact_replaced(&g, "cleaning: Monday mornings", "Tuesdays");
+}

@@ -696,6 +696,16 @@ list!(
     "Conjunctions after which a phrase has ended, a space after them."
 );
 list!(
+    NEGATORS,
+    "negators.txt",
+    "Words that deny what follows them."
+);
+list!(
+    DAY_PARTS,
+    "day_parts.txt",
+    "Parts of a day said after a weekday (\"Thursday nights\")."
+);
+list!(
     SUBORDINATORS,
     "subordinators.txt",
     "Conjunctions opening a subordinate clause, never in a noun phrase."
@@ -964,6 +974,8 @@ mod tests {
             &*PRONOUN_CONTRACTIONS,
             &*CLAUSE_BREAKS,
             &*SUBORDINATORS,
+            &*DAY_PARTS,
+            &*NEGATORS,
             &*CLAUSE_CLOSERS,
             &*LIST_VALUE_LINKS,
             &*LATER_VALUE_SKIPS,

@@ -1680,6 +1680,103 @@ pub fn later_facts(sentence: &str) -> Vec<Record> {
     out
 }
 
+/// What happens on a day of every week: "glaze firings on Fridays",
+/// "standup every Monday", "backups on Sunday nights" → "glaze firings:
+/// Fridays". The weekday recurs (a plural, "every", or a plural part of
+/// the day after it); the subject is the few content words right before
+/// "on" or "every". A one-off day ("she's off on Friday") is none; a
+/// denied one ("no deploys on Fridays") is a rule.
+pub fn schedule_facts(sentence: &str) -> Vec<Record> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return Vec::new();
+    }
+    let ws = words(s);
+    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let mut out: Vec<Record> = Vec::new();
+    for k in 1..ws.len() {
+        let day = lws[k].as_str();
+        if !lexicon::is_weekday(day) || ws[k].backticked {
+            continue;
+        }
+        let lead = lws[k - 1].as_str();
+        if lead != "on" && lead != "every" {
+            continue;
+        }
+        let plural = |w: &str| w.len() > 1 && w.ends_with('s');
+        let part = lws
+            .get(k + 1)
+            .filter(|_| !ws[k].raw.ends_with(super::CLAUSE_MARKS))
+            .filter(|p| {
+                p.strip_suffix('s')
+                    .is_some_and(|one| lexicon::DAY_PARTS.contains(one))
+                    || lexicon::DAY_PARTS.contains(p.as_str())
+            });
+        let recurs = lead == "every"
+            || (plural(day) && lexicon::WEEKDAYS.contains(&day[..day.len() - 1]))
+            || part.is_some_and(|p| plural(p));
+        if !recurs {
+            continue;
+        }
+        // "standup is on Mondays", "bisque stays on Mondays": the link is
+        // no part of the subject.
+        let mut end = k - 1;
+        while end > 0 && lexicon::PLAIN_SUBJECT_LINKS.contains(lws[end - 1].as_str()) {
+            end -= 1;
+        }
+        let start = phrase_start(&ws, &lws, end, |l| {
+            lexicon::is_stop(l)
+                || lexicon::is_closed_class(l)
+                || lexicon::SUBORDINATORS.contains(l)
+                || lexicon::INTERJECTIONS.contains(l)
+        });
+        if start == end || ws[end - 1].raw.ends_with(super::CLAUSE_MARKS) {
+            continue;
+        }
+        // The subject opens its clause, past a determiner: "leave the lot
+        // on weekends" says when of the leaving, not of the lot.
+        let mut before = start;
+        while before > 0 && lexicon::DETERMINERS.contains(lws[before - 1].as_str()) {
+            before -= 1;
+        }
+        if before > 0
+            && !ws[before - 1].raw.ends_with(super::CLAUSE_MARKS)
+            && !lexicon::is_stop(&lws[before - 1])
+        {
+            continue;
+        }
+        if start > 0 && lexicon::NEGATORS.contains(lws[start - 1].as_str()) {
+            let rule =
+                strip_clause_keep_commas(&s[super::offset_in(s, ws[start - 1].raw).unwrap_or(0)..]);
+            out.push(Record {
+                kind: NodeKind::Restriction,
+                label: cap_first(&truncate_words(rule, 16)),
+                subject: None,
+                sentence: s.to_owned(),
+            });
+            continue;
+        }
+        let named = ws[start..end]
+            .iter()
+            .all(|w| w.text.chars().all(|c| c.is_alphabetic() || c == '-') && !value_token(w.raw));
+        if !named {
+            continue;
+        }
+        let subject = lws[start..end].join(" ");
+        let mut value = ws[k].text.trim_end_matches(super::CLAUSE_MARKS).to_owned();
+        if let Some(p) = part {
+            value = format!("{value} {}", p.trim_end_matches(super::CLAUSE_MARKS));
+        }
+        if out
+            .iter()
+            .all(|r| r.subject.as_deref() != Some(subject.as_str()))
+        {
+            out.push(Record::fact(&subject, &value, s));
+        }
+    }
+    out
+}
+
 /// An event on a day said with a pronoun as its subject, anywhere in the
 /// sentence, beside any other fact in it: "the lease ends on May 2, so we
 /// travel on Friday May 3" → "travel: Friday May 3".

@@ -1135,6 +1135,12 @@ impl<'a> Plan<'a> {
                     self.record(&r, &ids);
                 }
             }
+            // "glaze firings on Fridays": what happens on a day of the week.
+            for r in extract::schedule_facts(s) {
+                if fact.as_ref().is_none_or(|f| f.subject != r.subject) {
+                    self.record(&r, &ids);
+                }
+            }
             // "ok so 12 per node": a number with the unit of exactly one fact
             // in force, and no subject of its own, updates that fact.
             let mut said = fact.clone();
