@@ -3720,6 +3720,8 @@ fn up_to_a_value_is_a_bound_not_a_change() {
         "we're putting the kit budget up to 17k.",
         "so we're going up to £90 a head.",
         "bump it up to 12k.",
+        // Words joined by a slash are still words.
+        "standup moved/shifted to 10:30.",
     ] {
         assert!(extract::says_change(s), "{s}");
     }

@@ -1147,20 +1147,31 @@ pub fn same_dimension(a: &str, b: &str) -> bool {
 /// Whether a sentence says a value changes: a change verb ("drop the
 /// price to …", "moved to …") or an update cue ("… instead", "actually").
 pub fn says_change(sentence: &str) -> bool {
-    let raw: Vec<&str> = sentence.split_whitespace().collect();
-    let words: Vec<String> = raw
-        .iter()
-        .map(|w| {
-            w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''))
-                .to_lowercase()
-        })
-        .collect();
+    // The words as `has_word_of` splits them, each with what precedes it.
+    let mut words: Vec<String> = Vec::new();
+    let mut after_mark: Vec<bool> = Vec::new();
+    let mut word = String::new();
+    let mut mark = false;
+    for c in sentence.chars().chain([' ']) {
+        if c.is_alphanumeric() || c == '\'' {
+            word.extend(c.to_lowercase());
+        } else {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+                after_mark.push(mark);
+                mark = false;
+            }
+            if matches!(c, ',' | ';' | ':') {
+                mark = true;
+            }
+        }
+    }
     words.iter().enumerate().any(|(i, w)| {
         // "…, up to 13k", "for up to 6 people", "is up to 4": a particle
         // that is a change verb, opening its clause or after a copula or a
         // preposition, before "to" is a bound ("put the budget up to
         // £1,500", "going up to £210" say a change).
-        let opens = i == 0 || raw[i - 1].ends_with([',', ';', ':']) || {
+        let opens = i == 0 || after_mark[i] || {
             let p = words[i - 1].as_str();
             lexicon::COPULAS.contains(p)
                 || lexicon::DATE_PREPOSITIONS.contains(p)
