@@ -1167,10 +1167,10 @@ pub fn says_change(sentence: &str) -> bool {
         }
     }
     words.iter().enumerate().any(|(i, w)| {
-        // "…, up to 13k", "for up to 6 people", "is up to 4": a particle
+        // "…, up to 9k", "for up to 6 guests", "is up to 4": a particle
         // that is a change verb, opening its clause or after a copula or a
-        // preposition, before "to" is a bound ("put the budget up to
-        // £1,500", "going up to £210" say a change).
+        // preposition, before "to" is a bound ("put the cap up to 40",
+        // "the fee is going up to £70" say a change).
         let opens = i == 0 || after_mark[i] || {
             let p = words[i - 1].as_str();
             lexicon::COPULAS.contains(p)
@@ -1691,11 +1691,11 @@ pub fn later_facts(sentence: &str) -> Vec<Record> {
     out
 }
 
-/// What happens on a day of every week: "glaze firings on Fridays",
-/// "standup every Monday", "backups on Sunday nights" → "glaze firings:
+/// What happens on a day of every week: "pool cleaning on Fridays",
+/// "standup every Monday", "backups on Sunday nights" → "pool cleaning:
 /// Fridays". The weekday recurs (a plural, "every", or a plural part of
 /// the day after it); the subject is the few content words right before
-/// "on" or "every". A one-off day ("she's off on Friday") is none; a
+/// "on" or "every". A one-off day ("he's away on Friday") is none; a
 /// denied one ("no deploys on Fridays") is a rule.
 pub fn schedule_facts(sentence: &str) -> Vec<Record> {
     let s = sentence.trim();
@@ -1729,7 +1729,7 @@ pub fn schedule_facts(sentence: &str) -> Vec<Record> {
         if !recurs {
             continue;
         }
-        // "standup is on Mondays", "bisque stays on Mondays": the link is
+        // "standup is on Mondays", "the audit stays on Mondays": the link is
         // no part of the subject.
         let mut end = k - 1;
         while end > 0 && lexicon::PLAIN_SUBJECT_LINKS.contains(lws[end - 1].as_str()) {
@@ -1744,8 +1744,8 @@ pub fn schedule_facts(sentence: &str) -> Vec<Record> {
         if start == end || ws[end - 1].raw.ends_with(super::CLAUSE_MARKS) {
             continue;
         }
-        // The subject opens its clause, past a determiner: "leave the lot
-        // on weekends" says when of the leaving, not of the lot.
+        // The subject opens its clause, past a determiner: "collect the van
+        // on weekends" says when of the collecting, not of the van.
         let mut before = start;
         while before > 0 && lexicon::DETERMINERS.contains(lws[before - 1].as_str()) {
             before -= 1;
@@ -2127,7 +2127,7 @@ fn fact_of_subject(
             || lexicon::INTERJECTIONS.contains(l)
             || lexicon::REPORTING_VERBS.contains(l)
             || lexicon::CORRECTION_OPENERS.contains(l)
-            // "…, since max batch is 16": a subordinator opens the clause.
+            // "…, since the queue depth is 64": a subordinator opens the clause.
             || lexicon::SUBORDINATORS.contains(l)
     });
     // "over the cap by £90": a difference, not the cap.
@@ -2313,7 +2313,7 @@ fn fact_of_subject(
         // A head noun elsewhere in the clause: before the value ("the demo
         // is on the 14th") or right after it ("a flat 30 second delay").
         let after_value = vi + 1 + usize::from(value.split_whitespace().count() > 1);
-        // Not past another value: "200k rows in 6 min" is not of "min".
+        // Not past another value: "loads 90k rows in 3 min" is not of "min".
         if let Some(h) = lws[..vi]
             .iter()
             .rev()

@@ -1135,7 +1135,7 @@ impl<'a> Plan<'a> {
                     self.record(&r, &ids);
                 }
             }
-            // "glaze firings on Fridays": what happens on a day of the week.
+            // "pool cleaning on Fridays": what happens on a day of the week.
             for r in extract::schedule_facts(s) {
                 if fact.as_ref().is_none_or(|f| f.subject != r.subject) {
                     self.record(&r, &ids);
