@@ -922,6 +922,7 @@ fn render_with(
     // Room still left: far lines name more of their members, in order.
     // A few more names on every line before many more on the first.
     let mut far = far;
+    let mut upgrades: Vec<(usize, Piece)> = Vec::new();
     for (step, &names) in FAR_NAMES_ROOMY.iter().enumerate() {
         for (i, c) in clusters.iter().enumerate() {
             let shown_before = if step == 0 {
@@ -941,7 +942,7 @@ fn render_with(
             let extra = long.tokens.saturating_sub(far[i].1.tokens);
             if used + extra <= budget {
                 used += extra;
-                far[i].1 = long;
+                upgrades.push((i, std::mem::replace(&mut far[i].1, long)));
             }
         }
     }
@@ -976,7 +977,8 @@ fn render_with(
         }
     }
 
-    // Exact count; trim from the last choice if the estimate was short.
+    // Exact count; if the estimate was short, the far lines' longer forms
+    // go first (the newest first), then the last choice.
     let mut text;
     let mut tokens;
     loop {
@@ -994,7 +996,12 @@ fn render_with(
         if tokens <= cfg.max_tokens || chosen.is_empty() {
             break;
         }
-        chosen.pop();
+        match upgrades.pop() {
+            Some((i, shorter)) => far[i].1 = shorter,
+            None => {
+                chosen.pop();
+            }
+        }
     }
 
     let mut focus_out = Vec::new();
@@ -1220,6 +1227,39 @@ mod tests {
             r2.text.lines().filter(|l| l.ends_with("more")).count() <= 1,
             "{}",
             r2.text
+        );
+    }
+
+    #[test]
+    fn an_estimate_too_short_gives_up_longer_far_lines_before_a_line() {
+        let mut g = Graph::new();
+        let mut focus = Vec::new();
+        for i in 0..STANDING_MAX {
+            focus.push(add_kind(
+                &mut g,
+                &format!("rack {i} in the north aisle of the cold store, upper shelf, left bay by the loading door: {i}5 kg"),
+                NodeKind::Fact,
+                0.9,
+            ));
+        }
+        // Names of rare characters take more tokens than their bytes
+        // suggest: the estimate of the longer far lines is short.
+        for i in 0..40 {
+            let name = format!("鳥{i}龜鱗鬱鸞麤{i}齉爨驫靐龘{i}灪籱厵麷鸜");
+            add_kind(&mut g, &name, NodeKind::File, 0.2);
+        }
+        let ctx = RenderContext {
+            session: "s",
+            turn: 9,
+            now: t(),
+        };
+        let r = render(&g, &focus[..1], &ctx, &RenderConfig::default());
+        assert!(r.tokens <= 800, "{}", r.tokens);
+        assert!(
+            r.handles.iter().any(|h| h == "technical/other"),
+            "{:?}\n{}",
+            r.handles,
+            r.text
         );
     }
 
