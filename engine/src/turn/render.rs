@@ -97,7 +97,7 @@ const STANDING_MAX: usize = 16;
 
 /// Most member names a far line shows when the rest of the block leaves
 /// room (three otherwise).
-const FAR_NAMES_ROOMY: [usize; 3] = [6, 10, 16];
+const FAR_NAMES_ROOMY: [usize; 4] = [6, 10, 16, 24];
 
 /// Characters of a far name with room to spare (32 otherwise).
 const FAR_NAME_ROOMY_CHARS: usize = 48;
