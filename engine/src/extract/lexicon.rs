@@ -703,7 +703,7 @@ list!(
 list!(
     DAY_PARTS,
     "day_parts.txt",
-    "Parts of a day said after a weekday (\"Thursday nights\")."
+    "Parts of a day said after a weekday (\"<day> nights\")."
 );
 list!(
     SUBORDINATORS,

@@ -853,6 +853,18 @@ pub fn intention(sentence: &str) -> Option<Record> {
     None
 }
 
+/// A statement's words and their lowercase forms, the sentence trimmed;
+/// none for a question.
+fn statement(sentence: &str) -> Option<(&str, Vec<Word<'_>>, Vec<String>)> {
+    let s = sentence.trim();
+    if s.ends_with('?') {
+        return None;
+    }
+    let ws = words(s);
+    let lws = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    Some((s, ws, lws))
+}
+
 /// Whether a token carries a value: a number, a size, a time, an ordinal.
 pub(super) fn value_token(t: &str) -> bool {
     let t = t.trim_matches(|c: char| {
@@ -1147,25 +1159,7 @@ pub fn same_dimension(a: &str, b: &str) -> bool {
 /// Whether a sentence says a value changes: a change verb ("drop the
 /// price to …", "moved to …") or an update cue ("… instead", "actually").
 pub fn says_change(sentence: &str) -> bool {
-    // The words as `has_word_of` splits them, each with what precedes it.
-    let mut words: Vec<String> = Vec::new();
-    let mut after_mark: Vec<bool> = Vec::new();
-    let mut word = String::new();
-    let mut mark = false;
-    for c in sentence.chars().chain([' ']) {
-        if c.is_alphanumeric() || c == '\'' {
-            word.extend(c.to_lowercase());
-        } else {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word));
-                after_mark.push(mark);
-                mark = false;
-            }
-            if matches!(c, ',' | ';' | ':') {
-                mark = true;
-            }
-        }
-    }
+    let (words, after_mark): (Vec<String>, Vec<bool>) = marked_words(sentence).into_iter().unzip();
     words.iter().enumerate().any(|(i, w)| {
         // "…, up to 9k", "for up to 6 guests", "is up to 4": a particle
         // that is a change verb, opening its clause or after a copula or a
@@ -1185,12 +1179,34 @@ pub fn says_change(sentence: &str) -> bool {
     })
 }
 
+/// The sentence's words, lowercased (runs of letters, digits and
+/// apostrophes: "moved/shifted" is two), each with whether a comma, a
+/// semicolon or a colon stands between it and the word before.
+fn marked_words(sentence: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut mark = false;
+    for c in sentence.chars().chain([' ']) {
+        if c.is_alphanumeric() || c == '\'' {
+            word.extend(c.to_lowercase());
+        } else {
+            if !word.is_empty() {
+                out.push((std::mem::take(&mut word), mark));
+                mark = false;
+            }
+            if matches!(c, ',' | ';' | ':') {
+                mark = true;
+            }
+        }
+    }
+    out
+}
+
 /// Whether a word of the sentence (lowercased) is in one of `lists`.
 fn has_word_of(sentence: &str, lists: &[&lexicon::WordList]) -> bool {
-    sentence
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .map(str::to_lowercase)
-        .any(|w| lists.iter().any(|l| l.contains(&w)))
+    marked_words(sentence)
+        .iter()
+        .any(|(w, _)| lists.iter().any(|l| l.contains(w)))
 }
 
 /// Whether a sentence marks its value as a new reading ("it's 12 cm
@@ -1446,12 +1462,7 @@ pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
 /// one (a fact in force of that unit, or the quantity the unit measures,
 /// [`quantity_of`]). A day is none: it is [`event`]'s.
 pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
-        return None;
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let (_, ws, lws) = statement(sentence)?;
     let raw = |i: usize| {
         ws[i]
             .raw
@@ -1520,12 +1531,7 @@ fn value_denied(ws: &[super::Word<'_>], lws: &[String], vi: usize, value: &str) 
 /// stated value's unit; the caller finds the subject ([`pronoun_value`]'s
 /// way, or the counted noun itself). A day is none.
 pub fn denied_measure(sentence: &str) -> Option<(String, String)> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
-        return None;
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let (_, ws, lws) = statement(sentence)?;
     values_with_unit(&ws, &lws)
         .filter(|(_, _, unit)| unit != "date")
         .find_map(|(vi, value, _)| {
@@ -1559,12 +1565,7 @@ pub fn quantity_of(value: &str) -> Option<&'static str> {
 /// A number with its unit and no subject ("ok so 12 per node"): the value
 /// and its unit ("per node"), for the fact whose value has the same unit.
 pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
-        return None;
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let (_, ws, lws) = statement(sentence)?;
     let vi = ws.iter().position(|w| value_token(w.raw))?;
     // "40/min": the unit glued on.
     let glued = ws[vi]
@@ -1605,12 +1606,7 @@ pub fn bare_quantity(sentence: &str) -> Option<(String, String)> {
 /// A fact: a number, limit, date or deadline with its subject
 /// ("request timeout: 3 s", "demo: the 14th").
 pub fn fact(sentence: &str) -> Option<Record> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
-        return None;
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let (s, ws, lws) = statement(sentence)?;
     // The value: the first value token with a subject, else the first date
     // after a deadline word ("ship 1.4.0 latest on 3 May").
     let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
@@ -1659,12 +1655,9 @@ fn changed_in_clause(s: &str, ws: &[Word<'_>], vi: usize) -> Option<Record> {
 /// £480, catering £900" → "catering: £900". A value denied ("not £10"),
 /// compared ("versus £9") or the start of a range is none.
 pub fn later_facts(sentence: &str) -> Vec<Record> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
+    let Some((s, ws, lws)) = statement(sentence) else {
         return Vec::new();
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    };
     let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
     let mut out: Vec<Record> = Vec::new();
     let mut taken = values.first().map_or(0, |&f| f + 1);
@@ -1691,19 +1684,16 @@ pub fn later_facts(sentence: &str) -> Vec<Record> {
     out
 }
 
-/// What happens on a day of every week: "pool cleaning on Fridays",
-/// "standup every Monday", "backups on Sunday nights" → "pool cleaning:
-/// Fridays". The weekday recurs (a plural, "every", or a plural part of
+/// What happens on a day of every week: "pool cleaning on <day>s",
+/// "standup every <day>", "backups on <day> nights" → "pool cleaning:
+/// <day>s". The weekday recurs (a plural, "every", or a plural part of
 /// the day after it); the subject is the few content words right before
-/// "on" or "every". A one-off day ("he's away on Friday") is none; a
-/// denied one ("no deploys on Fridays") is a rule.
+/// "on" or "every". A one-off day ("he's away on <day>") is none; a
+/// denied one ("no deploys on <day>s") is a rule.
 pub fn schedule_facts(sentence: &str) -> Vec<Record> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
+    let Some((s, ws, lws)) = statement(sentence) else {
         return Vec::new();
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    };
     let mut out: Vec<Record> = Vec::new();
     for k in 1..ws.len() {
         let day = lws[k].as_str();
@@ -1718,18 +1708,14 @@ pub fn schedule_facts(sentence: &str) -> Vec<Record> {
         let part = lws
             .get(k + 1)
             .filter(|_| !ws[k].raw.ends_with(super::CLAUSE_MARKS))
-            .filter(|p| {
-                p.strip_suffix('s')
-                    .is_some_and(|one| lexicon::DAY_PARTS.contains(one))
-                    || lexicon::DAY_PARTS.contains(p.as_str())
-            });
+            .filter(|p| lexicon::DAY_PARTS.contains(p.strip_suffix('s').unwrap_or(p)));
         let recurs = lead == "every"
             || (plural(day) && lexicon::WEEKDAYS.contains(&day[..day.len() - 1]))
             || part.is_some_and(|p| plural(p));
         if !recurs {
             continue;
         }
-        // "standup is on Mondays", "the audit stays on Mondays": the link is
+        // "standup is on <day>s", "the audit stays on <day>s": the link is
         // no part of the subject.
         let mut end = k - 1;
         while end > 0 && lexicon::PLAIN_SUBJECT_LINKS.contains(lws[end - 1].as_str()) {
@@ -1792,12 +1778,7 @@ pub fn schedule_facts(sentence: &str) -> Vec<Record> {
 /// sentence, beside any other fact in it: "the lease ends on May 2, so we
 /// travel on Friday May 3" → "travel: Friday May 3".
 pub fn event(sentence: &str) -> Option<Record> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
-        return None;
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    let (s, ws, lws) = statement(sentence)?;
     let values: Vec<usize> = (0..ws.len()).filter(|&i| value_token(ws[i].raw)).collect();
     values
         .iter()
@@ -2445,12 +2426,9 @@ pub fn fenced_settings(text: &str) -> Vec<Record> {
 /// version word in the sentence) and nothing counted after it ("14
 /// connections").
 pub fn versions(sentence: &str) -> Vec<Record> {
-    let s = sentence.trim();
-    if s.ends_with('?') {
+    let Some((s, ws, lws)) = statement(sentence) else {
         return Vec::new();
-    }
-    let ws = words(s);
-    let lws: Vec<String> = ws.iter().map(|w| w.text.to_lowercase()).collect();
+    };
     let cued = lws
         .iter()
         .any(|w| lexicon::VERSION_CUES.contains(w.as_str()));

@@ -1135,7 +1135,7 @@ impl<'a> Plan<'a> {
                     self.record(&r, &ids);
                 }
             }
-            // "pool cleaning on Fridays": what happens on a day of the week.
+            // "pool cleaning on <day>s": what happens on a day of the week.
             for r in extract::schedule_facts(s) {
                 if fact.as_ref().is_none_or(|f| f.subject != r.subject) {
                     self.record(&r, &ids);
@@ -1755,8 +1755,8 @@ impl<'a> Plan<'a> {
         let facts = self
             .turn_reply_facts
             .get_or_init(|| stated(&self.turn_reply, extract::fact));
-        // "the dentist pushed me to friday nov 6": a day said to move is of
-        // what the reply dates ("check-up Friday Nov 6 at …"), an event too.
+        // "the dentist pushed me to <day> nov 6": a day said to move is of
+        // what the reply dates ("check-up <day> Nov 6 at …"), an event too.
         let moved_day = extract::says_change(s)
             && said
                 .iter()

@@ -719,9 +719,8 @@ fn render_with(
     // Past the block's share, the next lines in rank order wait for the
     // room everything else leaves.
     ranked.truncate(STANDING_MAX + STANDING_SPARE);
-    let standing: Vec<&Node> = ranked.into_iter().map(|(_, n)| n).collect();
-    let spare: Vec<&Node> = standing.iter().skip(STANDING_MAX).copied().collect();
-    let standing: Vec<&Node> = standing.into_iter().take(STANDING_MAX).collect();
+    let mut standing: Vec<&Node> = ranked.into_iter().map(|(_, n)| n).collect();
+    let spare: Vec<&Node> = standing.split_off(standing.len().min(STANDING_MAX));
     let special: BTreeSet<&NodeId> = decisions
         .iter()
         .chain(standing.iter())
@@ -924,12 +923,8 @@ fn render_with(
     let mut far = far;
     let mut upgrades: Vec<(usize, Piece)> = Vec::new();
     for (step, &names) in FAR_NAMES_ROOMY.iter().enumerate() {
+        let shown_before = step.checked_sub(1).map_or(3, |p| FAR_NAMES_ROOMY[p]);
         for (i, c) in clusters.iter().enumerate() {
-            let shown_before = if step == 0 {
-                3
-            } else {
-                FAR_NAMES_ROOMY[step - 1]
-            };
             // The first round also writes out names cut short.
             if (step > 0 && c.members.len() <= shown_before)
                 || !chosen
