@@ -3758,6 +3758,8 @@ fn what_happens_on_a_day_of_every_week_is_a_fact_and_a_denied_one_a_rule() {
     // One day, a thing done on a day, a question: none.
     for s in [
         "he's away on Friday.",
+        "he's away on Thurs.",
+        "the cleaner is in on weds.",
         "we can only collect the van on weekends.",
         "do the restores run on Mondays?",
     ] {

@@ -1709,9 +1709,13 @@ pub fn schedule_facts(sentence: &str) -> Vec<Record> {
             .get(k + 1)
             .filter(|_| !ws[k].raw.ends_with(super::CLAUSE_MARKS))
             .filter(|p| lexicon::DAY_PARTS.contains(p.strip_suffix('s').unwrap_or(p)));
-        let recurs = lead == "every"
-            || (plural(day) && lexicon::WEEKDAYS.contains(&day[..day.len() - 1]))
-            || part.is_some_and(|p| plural(p));
+        // A day's plural is of its full name: "thurs" and "weds" are one
+        // day each (short forms run to four letters).
+        let plural_day = !lexicon::WEEKDAYS.contains(day)
+            && day
+                .strip_suffix('s')
+                .is_some_and(|one| one.len() > 4 && lexicon::WEEKDAYS.contains(one));
+        let recurs = lead == "every" || plural_day || part.is_some_and(|p| plural(p));
         if !recurs {
             continue;
         }
