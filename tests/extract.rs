@@ -3363,6 +3363,31 @@ fn verbs_asides_and_owned_things_are_no_lowercase_people() {
 }
 
 #[test]
+fn a_name_the_word_list_knows_is_a_person_before_what_people_do() {
+    words();
+    let people = |s: &str| -> Vec<String> {
+        kinds(s)
+            .into_iter()
+            .filter(|(_, k)| *k == NodeKind::Person)
+            .map(|(l, _)| l)
+            .collect()
+    };
+    // Names are in the frequency list too; a rare one opening its clause
+    // before a verb of what people do is a name.
+    assert_eq!(people("otto wants the export by friday."), ["otto"]);
+    assert_eq!(people("fine by me, and mabel says the van is booked."), ["mabel"]);
+    // Not a verb form, a typed-fast pronoun, or the plural of a role.
+    assert!(people("archived after a week and hidden from the side bar.").is_empty());
+    assert!(people("shes promised it to the pilot group.").is_empty());
+    assert!(people("the neighbours told us about the skip.").is_empty());
+    assert!(people("ok, neighbours told us about the skip.").is_empty());
+    // A common word is not a name, wherever it stands.
+    assert!(people("hope says a lot about the team.").is_empty());
+    // A person noun is the person's role, not their name.
+    assert!(people("rang the garage, bloke said it's fine.").is_empty());
+}
+
+#[test]
 fn a_sentence_with_its_own_subject_after_a_drop_is_no_named_replacement() {
     // After a drop, a verbless "Y for the uploads" names the replacement;
     // "Let's go back to …" is a clause of its own, never a thing chosen.

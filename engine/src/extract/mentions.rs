@@ -154,6 +154,33 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
         && !w.ends_with("body")
 }
 
+/// A word the frequency list knows but rarely ("dana", "theo": names are
+/// in it too) opening its clause before a verb of what people do ("says",
+/// "wants", "emailed"): a name. Not a verb form ("hidden from"), not the
+/// plural of a role ("neighbours told"), and the verb is one word of
+/// speech or act, not "from the" or "and i".
+fn known_name_like(ws: &[Word<'_>], i: usize) -> bool {
+    let w = ws[i].text.to_lowercase();
+    let clause_start = i == 0
+        || ws[i - 1].raw.ends_with(super::CLAUSE_MARKS)
+        || lexicon::COORDINATORS.contains(&lw_at(ws, i - 1));
+    let verb = lw_at(ws, i + 1);
+    clause_start
+        && lexicon::zipf(&w).is_some_and(|z| z < KNOWN_NAME_ZIPF)
+        && !w.ends_with("ed")
+        && !w.ends_with("en")
+        && !w.ends_with("ing")
+        && !lexicon::PRONOUN_CONTRACTIONS.contains(&w)
+        && !w
+            .strip_suffix('s')
+            .is_some_and(|s| lexicon::is_person_noun(s) || lexicon::GROUP_WORDS.contains(s))
+        && ws.get(i + 2).is_none_or(|n| !lexicon::PERSON_AFTER.contains(&format!("{verb} {}", n.text.to_lowercase())))
+        && lexicon::PERSON_AFTER.contains(&verb)
+}
+
+/// Below this Zipf frequency a word before a speech verb may be a name.
+const KNOWN_NAME_ZIPF: f32 = 4.6;
+
 /// Whether a word that opens a sentence is too common to be a name by itself.
 pub(super) fn common_at_start(w: &str) -> bool {
     let lower = w.to_lowercase();
@@ -505,7 +532,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 lexicon::PERSON_AFTER.contains(&l) && !w.raw.ends_with([',', '.', ';', ':', ')'])
             }) && !owned
                 && lexicon::frequencies_loaded()
-                && lexicon::zipf(w.text).is_none()
+                && (lexicon::zipf(w.text).is_none() || known_name_like(&ws, i))
                 && !w.text.contains('-');
             if let Some(role) = role.or((asked || verb_after || bare_name).then(String::new)) {
                 out.push(Mention {
