@@ -3807,3 +3807,23 @@ fn what_happens_on_a_day_of_every_week_is_a_fact_and_a_denied_one_a_rule() {
     );
     assert_fact_replaced(&g, "cleaning: Monday mornings", "Tuesdays");
 }
+
+#[test]
+fn a_clock_time_after_at_is_the_time_of_what_opens_the_clause() {
+    words();
+    let fact = |s: &str| extract::fact(s).map(|r| r.label);
+    assert_eq!(
+        fact("so gates at 7:15 pm, the film starts later.").as_deref(),
+        Some("gates: 7:15 pm")
+    );
+    assert_eq!(
+        fact("ok, the shuttle pickup at 9:40.").as_deref(),
+        Some("shuttle pickup: 9:40")
+    );
+    // After a pronoun the word is its verb; after a preposition it is an
+    // object; a verb in the past opens no subject; a number is no subject.
+    assert_eq!(fact("we land at 7:40 am."), None);
+    assert_eq!(fact("I pick the van up from the depot at 5:45."), None);
+    assert_eq!(fact("she was fine but woke at 3am."), None);
+    assert_eq!(fact("the 12th at 6pm works."), None);
+}

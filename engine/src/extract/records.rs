@@ -2046,6 +2046,7 @@ fn fact_of_subject(
     // "msrv is 1.76": a copula right before the value links a subject that
     // needs no head noun.
     let mut linked = false;
+    let mut at_time = false;
     while end > 0 {
         let w = lws[end - 1].as_str();
         // "the launch moved to the 10th": a change to a value links like "is now".
@@ -2090,6 +2091,12 @@ fn fact_of_subject(
         }
         if lexicon::PLAIN_SUBJECT_LINKS.contains(w) || (denied && lexicon::COPULAS.contains(w)) {
             linked = true;
+        }
+        // "doors at 6:30 pm", "standup at 9:15": a clock time right after
+        // "at" is the time of what the words before it name.
+        if w == "at" && end == vi && clock_time(&value) {
+            linked = true;
+            at_time = true;
         }
         if lexicon::FACT_LINKERS.contains(w)
             || (denied && (w == "not" || lexicon::COPULAS.contains(w)))
@@ -2142,6 +2149,30 @@ fn fact_of_subject(
     {
         end -= 1;
         start = phrase_start(ws, lws, end, lexicon::is_stop);
+    }
+    // "we land at 7:40": after a subject pronoun the word is its verb.
+    // The few words before "at" open their clause (past a determiner:
+    // "so the doors open at 6:30"), none is a number ("the 11th at 6pm")
+    // and the first is no verb in the past ("but got up at 3am"; "x acked
+    // at 17:46" is a time line's entry).
+    if at_time {
+        let opens = |k: usize| {
+            k == 0
+                || ws[k - 1].raw.ends_with([',', ';', ':'])
+                || lexicon::COORDINATORS.contains(lws[k - 1].as_str())
+                || lexicon::CLAUSE_CONNECTIVES.contains(lws[k - 1].as_str())
+        };
+        let opening = opens(start)
+            || (start > 0 && lexicon::DETERMINERS.contains(lws[start - 1].as_str()) && opens(start - 1));
+        let plain = lws[start..end]
+            .iter()
+            .all(|w| w.chars().all(|c| c.is_alphabetic() || c == '-'))
+            && lws.get(start).is_some_and(|w| {
+                !w.ends_with("ed") && !lexicon::PAST_FORMS.contains(w.as_str())
+            });
+        if !opening || !plain {
+            linked = false;
+        }
     }
     let mut subject_words: Vec<String> = ws[start..end]
         .iter()
