@@ -3827,3 +3827,18 @@ fn a_clock_time_after_at_is_the_time_of_what_opens_the_clause() {
     assert_eq!(fact("she was fine but woke at 3am."), None);
     assert_eq!(fact("the 12th at 6pm works."), None);
 }
+
+#[test]
+fn a_reporting_verb_after_a_determiner_is_a_noun_of_the_subject() {
+    words();
+    let fact = |s: &str| extract::fact(s).map(|r| r.label);
+    assert_eq!(
+        fact("the notice period is 6 weeks.").as_deref(),
+        Some("notice period: 6 weeks")
+    );
+    // Without the determiner it is the verb that reports: not the subject.
+    assert_eq!(
+        fact("ops say timeout is 40s.").as_deref(),
+        Some("timeout: 40s")
+    );
+}

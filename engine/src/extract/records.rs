@@ -2122,6 +2122,16 @@ fn fact_of_subject(
             // "…, since the queue depth is 64": a subordinator opens the clause.
             || lexicon::SUBORDINATORS.contains(l)
     });
+    // "the notice period": after a determiner a reporting verb's form is a
+    // noun of the subject.
+    if start >= 2
+        && start < end
+        && lexicon::REPORTING_VERBS.contains(lws[start - 1].as_str())
+        && lexicon::DETERMINERS.contains(lws[start - 2].as_str())
+        && !ws[start - 1].raw.ends_with(super::CLAUSE_MARKS)
+    {
+        start -= 1;
+    }
     // "over the cap by £90": a difference, not the cap.
     // The lead opens the subject or comes right before it, past a
     // determiner ("over the cap").
