@@ -3375,7 +3375,10 @@ fn a_name_the_word_list_knows_is_a_person_before_what_people_do() {
     // Names are in the frequency list too; a rare one opening its clause
     // before a verb of what people do is a name.
     assert_eq!(people("otto wants the export by friday."), ["otto"]);
-    assert_eq!(people("fine by me, and mabel says the van is booked."), ["mabel"]);
+    assert_eq!(
+        people("fine by me, and mabel says the van is booked."),
+        ["mabel"]
+    );
     // Not a verb form, a typed-fast pronoun, or the plural of a role.
     assert!(people("archived after a week and hidden from the side bar.").is_empty());
     assert!(people("shes promised it to the pilot group.").is_empty());

@@ -157,8 +157,8 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
 /// A word the frequency list knows but rarely ("dana", "theo": names are
 /// in it too) opening its clause before a verb of what people do ("says",
 /// "wants", "emailed"): a name. Not a verb form ("hidden from"), not the
-/// plural of a role ("neighbours told"), and the verb is one word of
-/// speech or act, not "from the" or "and i".
+/// plural of a role ("neighbours told"); the verb is a one-word entry
+/// of `person_after.txt` (not "from the" or "and i").
 fn known_name_like(ws: &[Word<'_>], i: usize) -> bool {
     let w = ws[i].text.to_lowercase();
     let clause_start = i == 0
@@ -174,7 +174,6 @@ fn known_name_like(ws: &[Word<'_>], i: usize) -> bool {
         && !w
             .strip_suffix('s')
             .is_some_and(|s| lexicon::is_person_noun(s) || lexicon::GROUP_WORDS.contains(s))
-        && ws.get(i + 2).is_none_or(|n| !lexicon::PERSON_AFTER.contains(&format!("{verb} {}", n.text.to_lowercase())))
         && lexicon::PERSON_AFTER.contains(&verb)
 }
 

@@ -2173,13 +2173,15 @@ fn fact_of_subject(
                 || lexicon::CLAUSE_CONNECTIVES.contains(lws[k - 1].as_str())
         };
         let opening = opens(start)
-            || (start > 0 && lexicon::DETERMINERS.contains(lws[start - 1].as_str()) && opens(start - 1));
+            || (start > 0
+                && lexicon::DETERMINERS.contains(lws[start - 1].as_str())
+                && opens(start - 1));
         let plain = lws[start..end]
             .iter()
             .all(|w| w.chars().all(|c| c.is_alphabetic() || c == '-'))
-            && lws.get(start).is_some_and(|w| {
-                !w.ends_with("ed") && !lexicon::PAST_FORMS.contains(w.as_str())
-            });
+            && lws
+                .get(start)
+                .is_some_and(|w| !w.ends_with("ed") && !lexicon::PAST_FORMS.contains(w.as_str()));
         if !opening || !plain {
             linked = false;
         }
