@@ -154,7 +154,7 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
         && !w.ends_with("body")
 }
 
-/// A word the frequency list knows but rarely ("dana", "theo": names are
+/// A word the frequency list knows but rarely ("otto", "mabel": names are
 /// in it too) opening its clause before a verb of what people do ("says",
 /// "wants", "emailed"): a name. Not a verb form ("hidden from"), not the
 /// plural of a role ("neighbours told"); the verb is a one-word entry

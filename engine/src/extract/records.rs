@@ -2092,7 +2092,7 @@ fn fact_of_subject(
         if lexicon::PLAIN_SUBJECT_LINKS.contains(w) || (denied && lexicon::COPULAS.contains(w)) {
             linked = true;
         }
-        // "doors at 6:30 pm", "standup at 9:15": a clock time right after
+        // "gates at 7:15 pm", "standup at 9:15": a clock time right after
         // "at" is the time of what the words before it name.
         if w == "at" && end == vi && clock_time(&value) {
             linked = true;
@@ -2162,9 +2162,9 @@ fn fact_of_subject(
     }
     // "we land at 7:40": after a subject pronoun the word is its verb.
     // The few words before "at" open their clause (past a determiner:
-    // "so the doors open at 6:30"), none is a number ("the 11th at 6pm")
-    // and the first is no verb in the past ("but got up at 3am"; "x acked
-    // at 17:46" is a time line's entry).
+    // "so the gates open at 7:15"), none is a number ("the 9th at 4pm")
+    // and the first is no verb in the past ("then rang at 4pm"; "x paged
+    // at 09:12" is a time line's entry).
     if at_time {
         let opens = |k: usize| {
             k == 0
