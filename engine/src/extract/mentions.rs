@@ -156,7 +156,7 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
 
 /// A word the frequency list knows but rarely ("otto", "mabel": names are
 /// in it too) opening its clause before a verb of what people do ("says",
-/// "wants", "emailed"): a name. Not a verb form ("hidden from"), not the
+/// "wants", "emailed"): a name. Not a verb form ("shaken says"), not the
 /// plural of a role ("neighbours told"); the verb is a one-word entry
 /// of `person_after.txt` (not "from the" or "and i").
 fn known_name_like(ws: &[Word<'_>], i: usize) -> bool {
