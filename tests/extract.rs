@@ -17,6 +17,21 @@ fn words() {
     lexicon::init_frequencies();
 }
 
+/// The labels of the people a sentence names.
+fn people(s: &str) -> Vec<String> {
+    kinds(s)
+        .into_iter()
+        .filter(|(_, k)| *k == NodeKind::Person)
+        .map(|(l, _)| l)
+        .collect()
+}
+
+/// The label of the fact a sentence states first, if any.
+fn fact(s: &str) -> Option<String> {
+    words();
+    extract::fact(s).map(|r| r.label)
+}
+
 fn kinds(s: &str) -> Vec<(String, NodeKind)> {
     words();
     extract::mentions(s, None)
@@ -3340,13 +3355,6 @@ fn an_option_picked_by_its_label_or_place_is_a_choice() {
 #[test]
 fn verbs_asides_and_owned_things_are_no_lowercase_people() {
     words();
-    let people = |s: &str| -> Vec<String> {
-        kinds(s)
-            .into_iter()
-            .filter(|(_, k)| *k == NodeKind::Person)
-            .map(|(l, _)| l)
-            .collect()
-    };
     // A word taking a determiner after it is the verb, not the name.
     assert!(people("my nephew painted a fox for art class.").is_empty());
     assert_eq!(people("my nephew tobiah is staying over."), ["tobiah"]);
@@ -3365,13 +3373,6 @@ fn verbs_asides_and_owned_things_are_no_lowercase_people() {
 #[test]
 fn a_name_the_word_list_knows_is_a_person_before_what_people_do() {
     words();
-    let people = |s: &str| -> Vec<String> {
-        kinds(s)
-            .into_iter()
-            .filter(|(_, k)| *k == NodeKind::Person)
-            .map(|(l, _)| l)
-            .collect()
-    };
     // Names are in the frequency list too; a rare one opening its clause
     // before a verb of what people do is a name.
     assert_eq!(people("otto wants the export by friday."), ["otto"]);
@@ -3587,7 +3588,6 @@ fn a_setting_named_in_words_is_the_fact_said_in_prose() {
 fn the_week_of_a_date_is_a_time_not_a_subject() {
     words();
     let event = |s: &str| extract::event(s).map(|r| r.label);
-    let fact = |s: &str| extract::fact(s).map(|r| r.label);
     for s in [
         "a skip is going outside the house the week of 7 March, so no parking then.",
         "Evening classes: the spring block begins the week of 9 March.",
@@ -3617,7 +3617,6 @@ fn the_week_of_a_date_is_a_time_not_a_subject() {
 #[test]
 fn an_acronym_after_a_number_is_its_unit_and_a_list_item_may_carry_two_values() {
     words();
-    let fact = |s: &str| extract::fact(s).map(|r| r.label);
     assert_eq!(
         fact("the editor is 0.3 FTE.").as_deref(),
         Some("editor: 0.3 FTE")
@@ -3815,7 +3814,6 @@ fn what_happens_on_a_day_of_every_week_is_a_fact_and_a_denied_one_a_rule() {
 #[test]
 fn a_clock_time_after_at_is_the_time_of_what_opens_the_clause() {
     words();
-    let fact = |s: &str| extract::fact(s).map(|r| r.label);
     assert_eq!(
         fact("so gates at 7:15 pm, the film starts later.").as_deref(),
         Some("gates: 7:15 pm")
@@ -3835,7 +3833,6 @@ fn a_clock_time_after_at_is_the_time_of_what_opens_the_clause() {
 #[test]
 fn a_reporting_verb_after_a_determiner_is_a_noun_of_the_subject() {
     words();
-    let fact = |s: &str| extract::fact(s).map(|r| r.label);
     assert_eq!(
         fact("the notice period is 6 weeks.").as_deref(),
         Some("notice period: 6 weeks")

@@ -1061,6 +1061,15 @@ mod tests {
         DateTime::from_timestamp(1_790_000_000, 0).unwrap_or_default()
     }
 
+    /// The render context of session "s" after `turn`, at [`t`].
+    fn ctx(turn: u32) -> RenderContext<'static> {
+        RenderContext {
+            session: "s",
+            turn,
+            now: t(),
+        }
+    }
+
     fn big_graph(n: usize) -> Graph {
         let mut g = Graph::new();
         let domains = Domain::ALL;
@@ -1115,11 +1124,7 @@ mod tests {
             kind: EdgeKind::Supersedes,
             weight: 0.9,
         });
-        let ctx = RenderContext {
-            session: "s",
-            turn: 3,
-            now: t(),
-        };
+        let ctx = ctx(3);
         let r = render(&g, &[new], &ctx, &RenderConfig::default());
         assert!(r.text.contains("dns ttl: 45 s"), "{}", r.text);
         // The shorter name of the same value is left out; another subject
@@ -1153,11 +1158,7 @@ mod tests {
         }
         // Noise below the least weight stays out.
         add("crate width: 3 m", NodeKind::Fact, 0.03);
-        let ctx = RenderContext {
-            session: "s",
-            turn: 40,
-            now: t(),
-        };
+        let ctx = ctx(40);
         let r = render(&g, &focus, &ctx, &RenderConfig::default());
         assert!(
             r.text
@@ -1190,11 +1191,7 @@ mod tests {
         }
         let long = "config/overrides/staging_pool_limits.toml";
         add_kind(&mut g, long, NodeKind::File, 0.25);
-        let ctx = RenderContext {
-            session: "s",
-            turn: 9,
-            now: t(),
-        };
+        let ctx = ctx(9);
         let r = render(&g, &focus[..1], &ctx, &RenderConfig::default());
         assert!(r.tokens <= 800, "{}", r.tokens);
         // The facts past the share still show, the weakest one too.
@@ -1243,11 +1240,7 @@ mod tests {
             let name = format!("鳥{i}龜鱗鬱鸞麤{i}齉爨驫靐龘{i}灪籱厵麷鸜");
             add_kind(&mut g, &name, NodeKind::File, 0.2);
         }
-        let ctx = RenderContext {
-            session: "s",
-            turn: 9,
-            now: t(),
-        };
+        let ctx = ctx(9);
         let r = render(&g, &focus[..1], &ctx, &RenderConfig::default());
         assert!(r.tokens <= 800, "{}", r.tokens);
         assert!(
@@ -1262,11 +1255,7 @@ mod tests {
     fn big_graph_fits_the_budget() {
         let g = big_graph(1000);
         let focus: Vec<NodeId> = g.nodes().iter().take(4).map(|n| n.id.clone()).collect();
-        let ctx = RenderContext {
-            session: "s",
-            turn: 3,
-            now: t(),
-        };
+        let ctx = ctx(3);
         let r = render(&g, &focus, &ctx, &RenderConfig::default());
         assert!(r.tokens <= 800, "{}", r.tokens);
         assert!(r.tokens >= 500, "{}", r.tokens);
@@ -1277,11 +1266,7 @@ mod tests {
     #[test]
     fn small_graph_is_not_padded() {
         let g = big_graph(3);
-        let ctx = RenderContext {
-            session: "s",
-            turn: 1,
-            now: t(),
-        };
+        let ctx = ctx(1);
         let r = render(&g, &[], &ctx, &RenderConfig::default());
         assert!(r.tokens < 500);
         assert!(r.text.contains("Component"));
@@ -1290,11 +1275,7 @@ mod tests {
     #[test]
     fn render_is_deterministic() {
         let g = big_graph(200);
-        let ctx = RenderContext {
-            session: "s",
-            turn: 3,
-            now: t(),
-        };
+        let ctx = ctx(3);
         let a = render(&g, &[], &ctx, &RenderConfig::default());
         let b = render(
             &Graph::from_doc(g.to_doc()).unwrap_or_default(),
@@ -1308,11 +1289,7 @@ mod tests {
     #[test]
     fn handles_expand_to_their_members() {
         let g = big_graph(60);
-        let ctx = RenderContext {
-            session: "s",
-            turn: 3,
-            now: t(),
-        };
+        let ctx = ctx(3);
         let r = render(&g, &[], &ctx, &RenderConfig::default());
         // The loop below proves nothing over no handles.
         assert!(!r.handles.is_empty(), "a 60-node graph has far clusters");
