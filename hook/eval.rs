@@ -213,12 +213,35 @@ impl Score {
     }
 }
 
-/// Whether `text` holds `term` (`a|b`: either), case-insensitively.
+/// Whether `text` holds `term` (`a|b`: either), case-insensitively, and
+/// whether or not a space parts a number from its unit ("100 KB" is
+/// "100kb").
 pub fn holds(text: &str, term: &str) -> bool {
-    let t = text.to_lowercase();
+    let t = unit_spacing(&text.to_lowercase());
     term.split('|')
-        .map(|a| a.trim().to_lowercase())
+        .map(|a| unit_spacing(&a.trim().to_lowercase()))
         .any(|a| !a.is_empty() && t.contains(&a))
+}
+
+/// `s` without the spaces between a digit and the letter after it.
+fn unit_spacing(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c.is_ascii_digit() {
+            while chars.peek() == Some(&' ') {
+                let mut ahead = chars.clone();
+                ahead.next();
+                if ahead.peek().is_some_and(|n| n.is_alphabetic()) {
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The lines of the render's sections whose titles hold one of `sections`.
@@ -1021,6 +1044,11 @@ mod tests {
         assert!(holds(history_part(lines[0]), "celery"));
         assert!(holds("Timeout 3 s", "3 seconds|3 s"));
         assert!(!holds("Timeout 3 s", "|"));
+        // A number and its unit match with or without the space between.
+        assert!(holds("threshold: 256kb (was: 100kb)", "100 KB"));
+        assert!(holds("doors at 6 pm", "6pm"));
+        assert!(!holds("doors at 6 pm", "16pm"));
+        assert!(holds("a 3 4 split", "3 4"));
     }
 
     #[test]
