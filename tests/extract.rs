@@ -1728,6 +1728,24 @@ fn a_changed_value_updates_the_fact_with_its_unit() {
     // "move X to <day>": the verb before the subject links it.
     let g = session(&["the launch is on June 3.", "move the launch to June 12."]);
     assert_eq!(facts(&g), vec!["launch: June 12"], "{:?}", g.nodes());
+    // The verb in its -ing form links the same, and dropping an amount to a
+    // new value drops no choice.
+    assert_eq!(
+        fact("Lowering the armband to £7.").as_deref(),
+        Some("armband: £7")
+    );
+    assert!(extract::decision("Dropping the armband to £7.", None).is_none());
+    let g = session(&["the armband is £9.", "Dropping the armband to £7."]);
+    assert_eq!(facts(&g), vec!["armband: £7"], "{:?}", g.nodes());
+    assert!(
+        in_force_of(&g, NodeKind::Decision).is_empty(),
+        "{:?}",
+        g.nodes()
+    );
+    // A choice dropped is still one.
+    let d =
+        extract::decision("let's drop quillo, use brokk", None).unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.label, "Use brokk instead of quillo");
     // A day is too many kinds of thing to update by its unit alone.
     let g = session(&[
         "the audit is on June 3.",

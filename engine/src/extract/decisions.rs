@@ -1085,6 +1085,20 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         }
         let rest = sentence[at + cue.len()..].trim();
         let dropped_part = strip_clause(rest);
+        // "dropping the fee to $12": an amount set to a new value, not a
+        // choice dropped.
+        if fact(sentence).is_some_and(|f| {
+            let value = f.value().to_lowercase();
+            let lower = dropped_part.to_lowercase();
+            lower.find(&value).is_some_and(|at| {
+                lower[..at]
+                    .split_whitespace()
+                    .last()
+                    .is_some_and(|w| lexicon::DESTINATION_PREPOSITIONS.contains(w))
+            })
+        }) {
+            continue;
+        }
         // "drop the X plan and move it into Y": one thing dropped.
         let dropped_part = find_ci(dropped_part, "and")
             .filter(|p| *p > 0)
