@@ -3288,6 +3288,23 @@ fn each_item_of_a_list_of_values_is_a_fact_of_its_own() {
         extract::fact("runtime 3.12, then we see.").is_none(),
         "a version is no listed value"
     );
+    // Items without commas: a one-word item right after another's value.
+    assert_eq!(
+        labels("workers on m5.large, floor 4 ceiling 12"),
+        ["floor: 4", "ceiling: 12"]
+    );
+    // A count of things is no item; nor is a unit of the value before.
+    assert!(labels("we have 2 cats 3 dogs").is_empty());
+    assert_eq!(
+        labels("tutor 0.5 FTE £9,000, rent £800"),
+        ["tutor: 0.5 FTE", "rent: £800"]
+    );
+    // A comma after a value ends what it is of: no head noun past it.
+    assert_eq!(
+        labels("hpa on cpu 70%, floor 2 cap 10"),
+        ["floor: 2", "cap: 10"]
+    );
+    assert_eq!(labels("hpa on cpu 70%, max 10"), ["max: 10"]);
     // In a session: the item says its own value, and the later one updates it.
     let g = session(&[
         "hall rental £480 for the term, catering £900.",

@@ -2186,6 +2186,24 @@ fn fact_of_subject(
             linked = false;
         }
     }
+    // "min 2 max 6": a one-word item right after another's value, when
+    // that one opens its clause, names the value after it.
+    let item_after_item = !linked
+        && end == vi
+        && end >= 3
+        && start + 3 <= end
+        && value_token(ws[end - 2].raw)
+        && !ws[end - 2].raw.ends_with(super::CLAUSE_MARKS)
+        && fact_value(ws, lws, end - 2).split_whitespace().count() == 1
+        && [end - 1, end - 3].iter().all(|&k| {
+            lws[k].chars().all(char::is_alphabetic)
+                && !lexicon::is_stop(&lws[k])
+                && !lexicon::is_closed_class(&lws[k])
+        })
+        && (end == 3 || ws[end - 4].raw.ends_with([',', ':', ';']));
+    if item_after_item {
+        start = end - 1;
+    }
     let mut subject_words: Vec<String> = ws[start..end]
         .iter()
         .map(|w| w.text.to_lowercase())
@@ -2246,7 +2264,7 @@ fn fact_of_subject(
     let listed = !linked
         && end == vi
         && (1..=3).contains(&(end - start))
-        && (start == 0 || ws[start - 1].raw.ends_with([',', ':', ';']))
+        && (start == 0 || ws[start - 1].raw.ends_with([',', ':', ';']) || item_after_item)
         && !ws[start..end]
             .iter()
             .any(|w| w.raw.ends_with(super::CLAUSE_MARKS))
@@ -2257,7 +2275,13 @@ fn fact_of_subject(
             // "editor 0.3 FTE £15,000,": a second value of the item.
             || (value_token(ws[after_value].raw)
                 && (after_value + 1 >= ws.len()
-                    || ws[after_value].raw.ends_with(super::CLAUSE_MARKS))));
+                    || ws[after_value].raw.ends_with(super::CLAUSE_MARKS)))
+            // "min 2 max 6": the next item follows without a comma.
+            || (after_value == vi + 1
+                && ws.get(after_value + 1).is_some_and(|w| value_token(w.raw))
+                && lws[after_value].chars().all(char::is_alphabetic)
+                && !lexicon::is_stop(&lws[after_value])
+                && !lexicon::is_closed_class(&lws[after_value])));
     // "Seat uptake: 70% of members …": a label of a few content words
     // opening the sentence, its colon right before the value.
     let labelled = !linked
@@ -2346,7 +2370,10 @@ fn fact_of_subject(
             .iter()
             .rev()
             .chain(
+                // "cpu 70%, min 2": a comma after the value ends what it
+                // is of.
                 (after_value..ws.len())
+                    .filter(|_| !ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS))
                     .take_while(|&k| !value_token(ws[k].raw))
                     .take(3)
                     .map(|k| &lws[k]),
