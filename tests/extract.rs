@@ -835,6 +835,18 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
             "Brokk",
             "Zephyrq",
         ),
+        // Back to a thing never chosen before: it replaces the choice the
+        // turn before talked about.
+        (
+            &[
+                "flour from Quillmarsh, butter from Dunnock Dairy.",
+                "let's try Brokkelby for the flour.",
+                "the Brokkelby van can't come before 9, that's a no.",
+                "back to Quillmarsh then.",
+            ],
+            "Quillmarsh",
+            "Brokkelby",
+        ),
         (
             &[
                 "Let's use Zephyrq for the queue.",

@@ -2321,6 +2321,30 @@ impl<'a> Plan<'a> {
         self.newest(named)
     }
 
+    /// "marnie at X rang, early delivery is a flat no" … "back to Y then":
+    /// the choice in force (other than `except`) whose chosen thing the
+    /// user named in the turn before, when exactly one was.
+    fn choice_talked_of_before(&self, except: &NodeId) -> Option<NodeId> {
+        let session = self.input.session;
+        let before = self.turn.checked_sub(1)?;
+        let named: Vec<NodeId> = self
+            .live_choices(Some(except))
+            .filter(|id| {
+                self.choice_of(id)
+                    .and_then(|c| self.node_ref(&c))
+                    .is_some_and(|c| {
+                        c.evidence.iter().any(|e| {
+                            e.session == session && e.turn == before && e.speaker == "user"
+                        })
+                    })
+            })
+            .collect();
+        match named.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        }
+    }
+
     /// "actually keep X", where no decision chose X: the change it
     /// turns down is the newest choice in force, made within
     /// [`KEEP_WINDOW_TURNS`] turns, that replaced nothing, chose something
@@ -2900,7 +2924,9 @@ impl<'a> Plan<'a> {
         } else if old.is_empty()
             && d.moves == DecisionMove::Return
             && !find_word(&d.sentence, "keep")
-            && let Some(p) = self.previous_choice_named(Some(&did))
+            && let Some(p) = self
+                .previous_choice_named(Some(&did))
+                .or_else(|| self.choice_talked_of_before(&did))
             && self.choice_of(&p) != chosen_id
         {
             old.push(p);
