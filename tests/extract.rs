@@ -835,6 +835,16 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
             "Brokk",
             "Zephyrq",
         ),
+        // "so we stay with X", said as a plain statement.
+        (
+            &[
+                "the export is a Brokkel file today.",
+                "so we must switch the export to Zephyrq.",
+                "they can read the old files after all. So we stay with Brokkel!",
+            ],
+            "Brokkel",
+            "Zephyrq",
+        ),
         // Back to a thing never chosen before: it replaces the choice the
         // turn before talked about.
         (
