@@ -2447,6 +2447,11 @@ fn a_thing_said_with_its_history_in_parentheses_gets_that_history() {
         extract::stated_history("- Launch: 9 May (Moved from 2 May). (\u{212A}elvin ok)"),
         vec![("9 May".to_owned(), "2 May".to_owned())]
     );
+    // A currency sign is part of the value, on either side.
+    assert_eq!(
+        extract::stated_history("Armbands: €9 (was €11), rides €1."),
+        vec![("€9".to_owned(), "€11".to_owned())]
+    );
     // A parenthesis that names no history is none.
     assert!(extract::stated_history("the cache (a Redis box) is warm").is_empty());
     let g = session_with_replies(&[

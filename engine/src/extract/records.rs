@@ -1131,15 +1131,16 @@ pub fn stated_history(text: &str) -> Vec<(String, String)> {
         {
             start -= 1;
         }
-        let new = words[start..]
-            .join(" ")
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .to_owned();
+        // The marks around a value go; a currency sign before it stays
+        // ("(was $15)" is "$15").
+        let bare = |t: &str| {
+            t.trim_end_matches(|c: char| !c.is_alphanumeric())
+                .trim_start_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '$' | '€' | '£'))
+                .to_owned()
+        };
+        let new = bare(&words[start..].join(" "));
         if !new.is_empty() {
-            out.push((
-                new,
-                old.trim_matches(|c: char| !c.is_alphanumeric()).to_owned(),
-            ));
+            out.push((new, bare(old)));
         }
     }
     out
