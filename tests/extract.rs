@@ -835,12 +835,12 @@ fn a_changed_decision_supersedes_however_it_is_phrased() {
             "Brokk",
             "Zephyrq",
         ),
-        // "so we stay with X", said as a plain statement.
+        // Staying with X, said as a plain statement.
         (
             &[
                 "the export is a Brokkel file today.",
-                "so we must switch the export to Zephyrq.",
-                "they can read the old files after all. So we stay with Brokkel!",
+                "the export has to move to Zephyrq.",
+                "they read the old files fine after all. ok we just stay with Brokkel!",
             ],
             "Brokkel",
             "Zephyrq",
@@ -3328,10 +3328,10 @@ fn each_item_of_a_list_of_values_is_a_fact_of_its_own() {
     );
     // A comma after a value ends what it is of: no head noun past it.
     assert_eq!(
-        labels("hpa on cpu 70%, floor 2 cap 10"),
-        ["floor: 2", "cap: 10"]
+        labels("scale out on cpu 85%, floor 2 cap 12"),
+        ["floor: 2", "cap: 12"]
     );
-    assert_eq!(labels("hpa on cpu 70%, max 10"), ["max: 10"]);
+    assert_eq!(labels("scale out on cpu 85%, max 12"), ["max: 12"]);
     // In a session: the item says its own value, and the later one updates it.
     let g = session(&[
         "hall rental £480 for the term, catering £900.",

@@ -1007,7 +1007,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                     lexicon::INTERJECTIONS.contains(w.trim_matches([',', ':', ';']))
                         || w == "let's"
                         || w == "we'll"
-                        // "so we stay with X": staying is said as a plain
+                        // "ok we just stay with X": staying is said as a plain
                         // statement too.
                         || (cue.starts_with("stay") && lexicon::REJECTION_LEADS.contains(w))
                 });

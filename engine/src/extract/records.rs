@@ -2187,7 +2187,7 @@ fn fact_of_subject(
             linked = false;
         }
     }
-    // "min 2 max 6": a one-word item right after another's value, when
+    // "low 3 high 9": a one-word item right after another's value, when
     // that one opens its clause, names the value after it.
     let item_after_item = !linked
         && end == vi
@@ -2277,7 +2277,7 @@ fn fact_of_subject(
             || (value_token(ws[after_value].raw)
                 && (after_value + 1 >= ws.len()
                     || ws[after_value].raw.ends_with(super::CLAUSE_MARKS)))
-            // "min 2 max 6": the next item follows without a comma.
+            // "low 3 high 9": the next item follows without a comma.
             || (after_value == vi + 1
                 && ws.get(after_value + 1).is_some_and(|w| value_token(w.raw))
                 && lws[after_value].chars().all(char::is_alphabetic)
@@ -2371,7 +2371,7 @@ fn fact_of_subject(
             .iter()
             .rev()
             .chain(
-                // "cpu 70%, min 2": a comma after the value ends what it
+                // "load 80%, low 3": a comma after the value ends what it
                 // is of.
                 (after_value..ws.len())
                     .filter(|_| !ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS))

@@ -2321,7 +2321,7 @@ impl<'a> Plan<'a> {
         self.newest(named)
     }
 
-    /// "marnie at X rang, early delivery is a flat no" … "back to Y then":
+    /// "X can't deliver before nine, so that's out" … "back to Y then":
     /// the choice in force (other than `except`) whose chosen thing the
     /// user named in the turn before, when exactly one was.
     fn choice_talked_of_before(&self, except: &NodeId) -> Option<NodeId> {
