@@ -2187,6 +2187,10 @@ fn fact_of_subject(
             linked = false;
         }
     }
+    // A content word only: what names a list item or a label.
+    let content_word = |w: &str| {
+        w.chars().all(char::is_alphabetic) && !lexicon::is_stop(w) && !lexicon::is_closed_class(w)
+    };
     // "low 3 high 9": a one-word item right after another's value, when
     // that one opens its clause, names the value after it.
     let item_after_item = !linked
@@ -2196,11 +2200,7 @@ fn fact_of_subject(
         && value_token(ws[end - 2].raw)
         && !ws[end - 2].raw.ends_with(super::CLAUSE_MARKS)
         && fact_value(ws, lws, end - 2).split_whitespace().count() == 1
-        && [end - 1, end - 3].iter().all(|&k| {
-            lws[k].chars().all(char::is_alphabetic)
-                && !lexicon::is_stop(&lws[k])
-                && !lexicon::is_closed_class(&lws[k])
-        })
+        && [end - 1, end - 3].iter().all(|&k| content_word(&lws[k]))
         && (end == 3 || ws[end - 4].raw.ends_with([',', ':', ';']));
     if item_after_item {
         start = end - 1;
@@ -2255,10 +2255,8 @@ fn fact_of_subject(
     let after_value = vi + value.split_whitespace().count();
     // A list item's name and a label are content words only, and the value
     // they name is no version ("3.2.1").
-    let named_plainly = subject.split_whitespace().all(|w| {
-        w.chars().all(char::is_alphabetic) && !lexicon::is_stop(w) && !lexicon::is_closed_class(w)
-    }) && !(value.split_whitespace().count() == 1
-        && version_token(&value, false));
+    let named_plainly = subject.split_whitespace().all(content_word)
+        && !(value.split_whitespace().count() == 1 && version_token(&value, false));
     // "hall rental £480, catering £900": an item of a list, a few content
     // words opening their clause right before a value that closes it (or
     // goes on with what it is for or per), names that value.
@@ -2280,9 +2278,7 @@ fn fact_of_subject(
             // "low 3 high 9": the next item follows without a comma.
             || (after_value == vi + 1
                 && ws.get(after_value + 1).is_some_and(|w| value_token(w.raw))
-                && lws[after_value].chars().all(char::is_alphabetic)
-                && !lexicon::is_stop(&lws[after_value])
-                && !lexicon::is_closed_class(&lws[after_value])));
+                && content_word(&lws[after_value])));
     // "Seat uptake: 70% of members …": a label of a few content words
     // opening the sentence, its colon right before the value.
     let labelled = !linked
