@@ -3905,3 +3905,22 @@ fn a_reporting_verb_after_a_determiner_is_a_noun_of_the_subject() {
         Some("timeout: 40s")
     );
 }
+
+#[test]
+fn an_approximate_value_is_linked_like_an_exact_one() {
+    // "is about X" states X of the subject, as "is X" does.
+    assert_eq!(
+        fact("our joint income is roughly 64k.").as_deref(),
+        Some("joint income: 64k")
+    );
+    assert_eq!(
+        fact("the cold start is approximately 12 seconds.").as_deref(),
+        Some("cold start: 12 seconds")
+    );
+    assert_eq!(
+        fact("the invite list is around 140.").as_deref(),
+        Some("invite list: 140")
+    );
+    // An approximator is never the subject.
+    assert_eq!(fact("lately i cycle on weekends, 40k, about 24 km/h."), None);
+}
