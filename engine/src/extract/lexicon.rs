@@ -3,11 +3,12 @@
 //!
 //! The lists under `data/` are compiled in: cue phrases, function words,
 //! months, weekdays, titles, interjections, role and relation nouns. Whether a
-//! word is *common* comes from wordfreq's English list, provisioned by
-//! `scripts/provision-words.sh` into the rollgraph cache. It is loaded only by
-//! [`init_frequencies`], which the heuristic probe calls when it is built
-//! (daemon, replay, eval): the hook path never reads it, and without it
-//! [`zipf`] answers `None` for every word.
+//! word is *common* comes from wordfreq's English list, and what kind of thing
+//! a noun names from WordNet's noun classes, both provisioned by
+//! `scripts/provision-words.sh` into the rollgraph cache. They are loaded only
+//! by [`init_frequencies`], which the heuristic probe calls when it is built
+//! (daemon, replay, eval): the hook path never reads them, and without them
+//! [`zipf`] and [`names_a_thing`] answer `None` for every word.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -747,9 +748,11 @@ pub fn frequency_path() -> PathBuf {
     crate::embed::cache_dir().join("words").join("en.tsv")
 }
 
-/// Loads the frequency list once (later calls are free). Returns whether it
-/// is available. A missing or unreadable file leaves it off.
+/// Loads the frequency list and the noun classes once (later calls are
+/// free). Returns whether the frequency list is available. A missing or
+/// unreadable file leaves its list off.
 pub fn init_frequencies() -> bool {
+    NOUNS.get_or_init(load_nouns);
     FREQ.get_or_init(|| {
         let text = std::fs::read_to_string(frequency_path()).ok()?;
         let mut m = HashMap::with_capacity(30_000);
@@ -766,6 +769,163 @@ pub fn init_frequencies() -> bool {
         (!m.is_empty()).then_some(m)
     })
     .is_some()
+}
+
+/// WordNet's lexicographer classes of nouns, in its numbering order
+/// (`noun.Tops` … `noun.time`), as `scripts/provision-words.sh` writes them.
+const NOUN_CLASSES: [&str; 26] = [
+    "Tops",
+    "act",
+    "animal",
+    "artifact",
+    "attribute",
+    "body",
+    "cognition",
+    "communication",
+    "event",
+    "feeling",
+    "food",
+    "group",
+    "location",
+    "motive",
+    "object",
+    "person",
+    "phenomenon",
+    "plant",
+    "possession",
+    "process",
+    "quantity",
+    "relation",
+    "shape",
+    "state",
+    "substance",
+    "time",
+];
+
+/// The classes of a noun's senses: the most frequent sense's class and
+/// the set of all of them (bits by [`NOUN_CLASSES`] index).
+#[derive(Clone, Copy, Debug)]
+struct NounSenses {
+    first: u8,
+    all: u32,
+}
+
+enum NounRow {
+    Senses(NounSenses),
+    /// An irregular plural ("feet"): its singular.
+    PluralOf(String),
+}
+
+static NOUNS: OnceLock<Option<HashMap<String, NounRow>>> = OnceLock::new();
+
+/// Where the provisioned noun classes live: `nouns.tsv` beside the
+/// frequency list.
+pub fn nouns_path() -> PathBuf {
+    frequency_path().with_file_name("nouns.tsv")
+}
+
+fn load_nouns() -> Option<HashMap<String, NounRow>> {
+    let text = std::fs::read_to_string(nouns_path()).ok()?;
+    let mut m = HashMap::with_capacity(60_000);
+    for line in text.lines() {
+        if line.starts_with('#') {
+            continue;
+        }
+        let Some((w, classes)) = line.split_once('\t') else {
+            continue;
+        };
+        if let Some(base) = classes.strip_prefix('=') {
+            m.insert(w.to_owned(), NounRow::PluralOf(base.trim().to_owned()));
+            continue;
+        }
+        let mut first = None;
+        let mut all = 0u32;
+        for c in classes.trim().split(',') {
+            if let Some(i) = NOUN_CLASSES.iter().position(|k| *k == c) {
+                first.get_or_insert(i as u8);
+                all |= 1 << i;
+            }
+        }
+        if let Some(first) = first {
+            m.insert(w.to_owned(), NounRow::Senses(NounSenses { first, all }));
+        }
+    }
+    (!m.is_empty()).then_some(m)
+}
+
+/// The senses of a noun, found as WordNet's morphology finds a plural's
+/// singular: listed irregular forms, then the regular endings.
+fn noun_senses(word: &str) -> Option<NounSenses> {
+    let m = NOUNS.get()?.as_ref()?;
+    let lower = word.to_lowercase();
+    let senses = |w: &str| match m.get(w)? {
+        NounRow::Senses(s) => Some(*s),
+        NounRow::PluralOf(base) => match m.get(base)? {
+            NounRow::Senses(s) => Some(*s),
+            NounRow::PluralOf(_) => None,
+        },
+    };
+    if let Some(s) = senses(&lower) {
+        return Some(s);
+    }
+    const ENDINGS: [(&str, &str); 8] = [
+        ("ses", "s"),
+        ("xes", "x"),
+        ("zes", "z"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("men", "man"),
+        ("ies", "y"),
+        ("s", ""),
+    ];
+    ENDINGS.iter().find_map(|(end, base)| {
+        let stem = lower.strip_suffix(end)?;
+        (!stem.is_empty())
+            .then(|| senses(&format!("{stem}{base}")))
+            .flatten()
+    })
+}
+
+/// Whether the noun classes are loaded.
+pub fn nouns_loaded() -> bool {
+    NOUNS.get().is_some_and(Option::is_some)
+}
+
+/// The classes of natural kinds that family names are often taken from
+/// ("Marsh", "Fox", "Ivy", "Stone", "Gill"): a last name in them may be a
+/// person's.
+const SURNAME_SOURCES: [&str; 6] = [
+    "person",
+    "object",
+    "animal",
+    "plant",
+    "substance",
+    "quantity",
+];
+
+/// Whether a word is a noun whose most frequent sense names a made thing,
+/// an act, a group, a place or an idea ("bakery", "removals", "terrace",
+/// "league"): `Some(false)` for a noun of a person or of the natural kinds
+/// family names come from ("baker", "marsh"), `None` for a word WordNet
+/// does not know as a noun, or without the noun classes.
+pub fn names_a_thing(word: &str) -> Option<bool> {
+    noun_senses(word).map(|s| !SURNAME_SOURCES.contains(&NOUN_CLASSES[usize::from(s.first)]))
+}
+
+/// Whether a word is a noun none of whose senses is a person ("barbecue",
+/// "wedding"); `None` when WordNet does not know it as a noun, or without
+/// the noun classes.
+pub fn never_a_person(word: &str) -> Option<bool> {
+    let person = NOUN_CLASSES.iter().position(|c| *c == "person")?;
+    noun_senses(word).map(|s| s.all & (1 << person) == 0)
+}
+
+/// Whether a word is a noun for a thing that never names a person
+/// ("wedding", "contract", "shops"): its most frequent sense [names a
+/// thing](names_a_thing) and none of its senses is a person. False for
+/// a word WordNet does not know as a noun, or without the noun classes.
+pub fn is_thing_noun(word: &str) -> bool {
+    names_a_thing(word) == Some(true) && never_a_person(word) == Some(true)
 }
 
 /// Whether the frequency list is loaded.
@@ -1015,6 +1175,30 @@ mod tests {
             assert!(is_common("glad", 4.0));
             assert!(zipf("the").is_some_and(|z| z > 7.0));
             assert!(zipf("xqzvbn").is_none());
+        }
+    }
+
+    #[test]
+    fn noun_classes_answer_when_provisioned() {
+        init_frequencies();
+        if std::env::var_os("ROLLGRAPH_REQUIRE_MODEL").is_some() {
+            assert!(
+                nouns_loaded(),
+                "run scripts/provision-words.sh: {}",
+                nouns_path().display()
+            );
+        }
+        if nouns_loaded() {
+            // A thing, its regular and irregular plurals.
+            assert!(is_thing_noun("bakery") && is_thing_noun("Bakeries"));
+            assert!(is_thing_noun("weddings") && is_thing_noun("boxes"));
+            assert_eq!(names_a_thing("mice"), Some(false), "an animal");
+            // A person; the natural kinds family names come from.
+            assert!(!is_thing_noun("baker") && !is_thing_noun("marsh"));
+            assert_eq!(never_a_person("baker"), Some(false));
+            // Not a noun WordNet knows.
+            assert!(!is_thing_noun("xqzvbn"));
+            assert_eq!(names_a_thing("xqzvbn"), None);
         }
     }
 }
