@@ -151,8 +151,9 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
         && !lexicon::GROUP_WORDS.contains(w)
         && !lexicon::is_person_noun(w)
         // "my cousin's wedding", "our PM wants": a noun for a thing, never
-        // for a person, is no name.
-        && !lexicon::is_thing_noun(w)
+        // for a person, is no name. (Not a word of three letters: WordNet
+        // lists acronyms among nouns, and "sam" is one.)
+        && !(chars > 3 && lexicon::is_thing_noun(w))
         && !w.ends_with("one")
         && !w.ends_with("body")
 }
