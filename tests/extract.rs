@@ -3979,3 +3979,34 @@ fn a_name_whose_last_word_is_a_noun_for_a_thing_is_no_person() {
         assert_eq!(people(s), Vec::<String>::new(), "{s}");
     }
 }
+
+#[test]
+fn a_count_of_things_is_a_fact_of_what_it_counts() {
+    // "N <plural> of X": the count is of X, up to a particle or a
+    // coordinator.
+    assert_eq!(
+        fact("we'll need 40 sacks of bark mulch for the beds.").as_deref(),
+        Some("bark mulch: 40 sacks")
+    );
+    assert_eq!(
+        fact("the quote says 4.5 metres of cable plus a junction box.").as_deref(),
+        Some("cable: 4.5 metres")
+    );
+    // A later count of the same things updates it.
+    let g = session(&[
+        "I'll order 40 sacks of bark mulch from the depot.",
+        "changed my mind, make that 25 sacks, the van is small.",
+    ]);
+    assert_fact_replaced(&g, "bark mulch: 25 sacks", "bark mulch: 40 sacks");
+}
+
+#[test]
+fn a_bare_value_updates_the_fact_of_its_unit_said_last_in_the_turn() {
+    words();
+    // Two facts in seconds said in one turn: the new value is of the one
+    // said last before it.
+    let g = session(&[
+        "the boot time is 20 seconds. with only 45 seconds of warmup, the first readings were noisy. she wants 90 seconds instead.",
+    ]);
+    assert_fact_replaced(&g, "warmup: 90 seconds", "warmup: 45 seconds");
+}

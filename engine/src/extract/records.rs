@@ -2334,6 +2334,39 @@ fn fact_of_subject(
         });
         (start < end).then(|| lws[start..end].join(" "))
     };
+    // "order 20 bags of bark mulch": a count of things is of what follows
+    // "of" (a few content words, up to a stop word or a clause mark).
+    let of_subject = || {
+        let (_, counted) = value.split_once(' ')?;
+        if counted.contains(' ')
+            || !counted.chars().all(char::is_alphabetic)
+            || ws[after_value - 1].raw.ends_with(super::CLAUSE_MARKS)
+            || lws.get(after_value).is_none_or(|w| w != "of")
+        {
+            return None;
+        }
+        let mut k = after_value + 1;
+        while lws
+            .get(k)
+            .is_some_and(|w| lexicon::DETERMINERS.contains(w.as_str()))
+        {
+            k += 1;
+        }
+        let mut out: Vec<&str> = Vec::new();
+        while let Some(w) = ws.get(k)
+            && out.len() < 3
+            && content_word_or_compound(&lws[k])
+            && !lexicon::PARTICLES.contains(lws[k].as_str())
+            && !lexicon::COORDINATORS.contains(lws[k].as_str())
+        {
+            out.push(&lws[k]);
+            if w.raw.ends_with(super::CLAUSE_MARKS) {
+                break;
+            }
+            k += 1;
+        }
+        (!out.is_empty()).then(|| out.join(" "))
+    };
     // "budget: we agreed £900 for the trip": a label before a colon
     // that opens the sentence, a word that names a quantity, is what the
     // value is of.
@@ -2350,6 +2383,10 @@ fn fact_of_subject(
         && let Some(p) = priced()
     {
         subject = p;
+    } else if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
+        && let Some(o) = of_subject()
+    {
+        subject = o;
     } else if (subject.is_empty() || (!has_head(&subject) && !plain_subject))
         && let Some(f) = for_subject()
     {
@@ -2392,6 +2429,17 @@ fn fact_of_subject(
         _ => value,
     };
     Some((Record::fact(&subject, &value, s), shaped))
+}
+
+/// A word of a noun phrase: letters (a hyphenated compound too), no
+/// function word, no closed-class word.
+fn content_word_or_compound(w: &str) -> bool {
+    let w = w.trim_end_matches(super::CLAUSE_MARKS);
+    !w.is_empty()
+        && w.chars().all(|c| c.is_alphabetic() || c == '-')
+        && w.chars().next().is_some_and(char::is_alphabetic)
+        && !lexicon::is_stop(w)
+        && !lexicon::is_closed_class(w)
 }
 
 /// Whether a token is a version number: "7.1", "6.5.12", "v2", "6.2+",

@@ -1831,10 +1831,33 @@ impl<'a> Plan<'a> {
                 e.session == self.input.session && e.turn + 1 >= self.turn && e.turn <= self.turn
             })
         };
-        let pick: Vec<&&Node> = match held.len() {
+        let mut pick: Vec<&&Node> = match held.len() {
             1 => held.iter().collect(),
             _ => held.iter().filter(recent).collect(),
         };
+        // Several said in this turn ("only 60 seconds of settling, … she
+        // suggested waiting 120 seconds instead"): the one said last.
+        if pick.len() > 1 {
+            let said_at = |n: &Node| {
+                self.turn_said.iter().rposition(|t| {
+                    n.evidence.iter().any(|e| {
+                        e.session == self.input.session
+                            && e.turn == self.turn
+                            && e.text.trim() == t.trim()
+                    })
+                })
+            };
+            let mut at: Vec<(usize, &&Node)> = pick
+                .iter()
+                .filter_map(|n| said_at(n).map(|p| (p, *n)))
+                .collect();
+            at.sort_by_key(|(p, _)| std::cmp::Reverse(*p));
+            if let [(first, n), rest @ ..] = at.as_slice()
+                && rest.first().is_none_or(|(p, _)| p < first)
+            {
+                pick = vec![*n];
+            }
+        }
         let [n] = pick.as_slice() else {
             return None;
         };
