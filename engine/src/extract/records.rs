@@ -2334,7 +2334,7 @@ fn fact_of_subject(
         });
         (start < end).then(|| lws[start..end].join(" "))
     };
-    // "order 20 bags of bark mulch": a count of things is of what follows
+    // "we need 40 sacks of bark mulch": a count of things is of what follows
     // "of" (a few content words, up to a stop word or a clause mark).
     let of_subject = || {
         let (_, counted) = value.split_once(' ')?;

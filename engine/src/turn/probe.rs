@@ -1835,8 +1835,9 @@ impl<'a> Plan<'a> {
             1 => held.iter().collect(),
             _ => held.iter().filter(recent).collect(),
         };
-        // Several said in this turn ("only 60 seconds of settling, … she
-        // suggested waiting 120 seconds instead"): the one said last.
+        // Several said in this turn ("boot time is 20 seconds; with 45
+        // seconds of warmup the readings drift, so 90 seconds then"): the
+        // one said last.
         if pick.len() > 1 {
             let said_at = |n: &Node| {
                 self.turn_said.iter().rposition(|t| {
