@@ -892,7 +892,7 @@ pub fn nouns_loaded() -> bool {
 }
 
 /// The classes of natural kinds that family names are often taken from
-/// ("Marsh", "Fox", "Ivy", "Stone", "Gill"): a last name in them may be a
+/// ("Brook", "Fox", "Reed", "Flint"): a last name in them may be a
 /// person's.
 const SURNAME_SOURCES: [&str; 6] = [
     "person",
@@ -903,21 +903,35 @@ const SURNAME_SOURCES: [&str; 6] = [
     "quantity",
 ];
 
+impl NounSenses {
+    /// Whether the most frequent sense is outside [`SURNAME_SOURCES`].
+    fn names_a_thing(self) -> bool {
+        !SURNAME_SOURCES.contains(&NOUN_CLASSES[usize::from(self.first)])
+    }
+
+    /// Whether no sense is a person.
+    fn never_a_person(self) -> bool {
+        NOUN_CLASSES
+            .iter()
+            .position(|c| *c == "person")
+            .is_none_or(|p| self.all & (1 << p) == 0)
+    }
+}
+
 /// Whether a word is a noun whose most frequent sense names a made thing,
 /// an act, a group, a place or an idea ("bakery", "removals", "terrace",
 /// "league"): `Some(false)` for a noun of a person or of the natural kinds
-/// family names come from ("baker", "marsh"), `None` for a word WordNet
+/// family names come from ("baker", "brook"), `None` for a word WordNet
 /// does not know as a noun, or without the noun classes.
 pub fn names_a_thing(word: &str) -> Option<bool> {
-    noun_senses(word).map(|s| !SURNAME_SOURCES.contains(&NOUN_CLASSES[usize::from(s.first)]))
+    noun_senses(word).map(NounSenses::names_a_thing)
 }
 
 /// Whether a word is a noun none of whose senses is a person ("barbecue",
 /// "wedding"); `None` when WordNet does not know it as a noun, or without
 /// the noun classes.
 pub fn never_a_person(word: &str) -> Option<bool> {
-    let person = NOUN_CLASSES.iter().position(|c| *c == "person")?;
-    noun_senses(word).map(|s| s.all & (1 << person) == 0)
+    noun_senses(word).map(NounSenses::never_a_person)
 }
 
 /// Whether a word is a noun for a thing that never names a person
@@ -925,7 +939,7 @@ pub fn never_a_person(word: &str) -> Option<bool> {
 /// thing](names_a_thing) and none of its senses is a person. False for
 /// a word WordNet does not know as a noun, or without the noun classes.
 pub fn is_thing_noun(word: &str) -> bool {
-    names_a_thing(word) == Some(true) && never_a_person(word) == Some(true)
+    noun_senses(word).is_some_and(|s| s.names_a_thing() && s.never_a_person())
 }
 
 /// Whether the frequency list is loaded.
@@ -1194,7 +1208,7 @@ mod tests {
             assert!(is_thing_noun("weddings") && is_thing_noun("boxes"));
             assert_eq!(names_a_thing("mice"), Some(false), "an animal");
             // A person; the natural kinds family names come from.
-            assert!(!is_thing_noun("baker") && !is_thing_noun("marsh"));
+            assert!(!is_thing_noun("baker") && !is_thing_noun("brook"));
             assert_eq!(never_a_person("baker"), Some(false));
             // Not a noun WordNet knows.
             assert!(!is_thing_noun("xqzvbn"));

@@ -150,8 +150,8 @@ pub(super) fn could_be_lower_name(w: &str) -> bool {
         && !lexicon::is_common(w, 5.6)
         && !lexicon::GROUP_WORDS.contains(w)
         && !lexicon::is_person_noun(w)
-        // "my cousin's wedding", "our PM wants": a noun for a thing, never
-        // for a person, is no name. (Not a word of three letters: WordNet
+        // "my aunt's christening", "our lead keeps asking": a noun for a
+        // thing, never for a person, is no name. (Not a word of three letters: WordNet
         // lists acronyms among nouns, and "sam" is one.)
         && !(chars > 3 && lexicon::is_thing_noun(w))
         && !w.ends_with("one")
@@ -383,14 +383,14 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 || role.is_some()
                 || pronoun_next
                 || (lexicon::PERSON_BEFORE.contains(&before) && i > 0);
-            // "Norrow Coffee wants …", "the Graduate School asked …": a
-            // business or a body does what people do; a name whose last word
-            // is a noun for a thing needs a role or a pronoun to be a person.
-            let person_cue = person_cue
-                && !(j - i >= 2
-                    && lexicon::is_thing_noun(ws[j - 1].text)
-                    && role.is_none()
-                    && !pronoun_next);
+            // A name of two words or more whose last word is a noun for a
+            // thing or a place ("Norrow Bakery", "Fenley Terrace") names a
+            // business or a place.
+            let thing_head = j - i >= 2 && lexicon::is_thing_noun(ws[j - 1].text);
+            // "Norrow Coffee wants …", "the Weavers' Guild asked …": a
+            // business or a body does what people do; it needs a role or a
+            // pronoun to be a person.
+            let person_cue = person_cue && !(thing_head && role.is_none() && !pronoun_next);
             // A common word opening a sentence needs a role, not just a verb
             // after it ("Data from the last run …").
             let person_cue = person_cue
@@ -406,9 +406,7 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                     .all(|w| w.text.chars().all(char::is_alphabetic) && is_capitalized(w.text))
                 && !lexicon::is_common(ws[i + 1].text, 4.3)
                 && !lexicon::is_common(ws[i].text, 5.0)
-                // "Norrow Bakery", "Fenley Terrace": a name whose last word
-                // is a noun for a thing or a place is a business or a place.
-                && !lexicon::is_thing_noun(ws[i + 1].text);
+                && !thing_head;
             let project_head = lexicon::PROJECT_HEADS.contains(&after);
             let (kind, domain) = if project_head {
                 (NodeKind::Project, Domain::Project)

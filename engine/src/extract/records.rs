@@ -1132,7 +1132,7 @@ pub fn stated_history(text: &str) -> Vec<(String, String)> {
             start -= 1;
         }
         // The marks around a value go; a currency sign before it stays
-        // ("(was $15)" is "$15").
+        // ("(was €9)" is "€9").
         let bare = |t: &str| {
             t.trim_end_matches(|c: char| !c.is_alphanumeric())
                 .trim_start_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '$' | '€' | '£'))
@@ -2187,10 +2187,6 @@ fn fact_of_subject(
             linked = false;
         }
     }
-    // A content word only: what names a list item or a label.
-    let content_word = |w: &str| {
-        w.chars().all(char::is_alphabetic) && !lexicon::is_stop(w) && !lexicon::is_closed_class(w)
-    };
     // "low 3 high 9": a one-word item right after another's value, when
     // that one opens its clause, names the value after it.
     let item_after_item = !linked
@@ -2355,7 +2351,9 @@ fn fact_of_subject(
         let mut out: Vec<&str> = Vec::new();
         while let Some(w) = ws.get(k)
             && out.len() < 3
-            && content_word_or_compound(&lws[k])
+            // A hyphenated compound is one word ("well-kept").
+            && lws[k].starts_with(char::is_alphabetic)
+            && content_word(&lws[k].replace('-', ""))
             && !lexicon::PARTICLES.contains(lws[k].as_str())
             && !lexicon::COORDINATORS.contains(lws[k].as_str())
         {
@@ -2431,15 +2429,10 @@ fn fact_of_subject(
     Some((Record::fact(&subject, &value, s), shaped))
 }
 
-/// A word of a noun phrase: letters (a hyphenated compound too), no
-/// function word, no closed-class word.
-fn content_word_or_compound(w: &str) -> bool {
-    let w = w.trim_end_matches(super::CLAUSE_MARKS);
-    !w.is_empty()
-        && w.chars().all(|c| c.is_alphabetic() || c == '-')
-        && w.chars().next().is_some_and(char::is_alphabetic)
-        && !lexicon::is_stop(w)
-        && !lexicon::is_closed_class(w)
+/// A content word only: letters, no function word, no closed-class word.
+/// What names a list item, a label, or the things a count is of.
+fn content_word(w: &str) -> bool {
+    w.chars().all(char::is_alphabetic) && !lexicon::is_stop(w) && !lexicon::is_closed_class(w)
 }
 
 /// Whether a token is a version number: "7.1", "6.5.12", "v2", "6.2+",
