@@ -4010,3 +4010,25 @@ fn a_bare_value_updates_the_fact_of_its_unit_said_last_in_the_turn() {
     ]);
     assert_fact_replaced(&g, "warmup: 90 seconds", "warmup: 45 seconds");
 }
+
+#[test]
+fn an_emoji_ends_a_sentence_and_is_no_part_of_it() {
+    let s = extract::sentences(
+        "the old store is a mess 😅 ok forget Zephyrq, Brokk is enough\n\
+         so back to brokk 🙌🏽\n👍 done ✅ status: 7°C, © me",
+    );
+    assert_eq!(
+        s,
+        [
+            "the old store is a mess",
+            "ok forget Zephyrq, Brokk is enough",
+            "so back to brokk",
+            "done",
+            "status: 7°C, © me",
+        ],
+        "{s:?}"
+    );
+    // So a return said with an emoji names the choice alone.
+    let d = extract::decision(&s[2], None).unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("brokk"), "{d:?}");
+}

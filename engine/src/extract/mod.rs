@@ -282,10 +282,18 @@ pub fn map_prose_tokens(text: &str, mut rewrite: impl FnMut(&str) -> Option<Stri
     out
 }
 
-/// Splits text into sentences, dropping fenced code blocks.
+/// Splits text into sentences, dropping fenced code blocks. An emoji
+/// followed by a space or the line's end closes a sentence as a full stop
+/// would ("that's messy 😅 ok forget it"), and is no part of either.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_fence = false;
+    let mut push = |s: &str| {
+        let s = s.trim();
+        if s.chars().any(char::is_alphanumeric) {
+            out.push(s.to_owned());
+        }
+    };
     for line in text.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with("```") {
@@ -298,26 +306,46 @@ pub fn sentences(text: &str) -> Vec<String> {
         let unbolded = without_bold(trimmed);
         let trimmed = unbolded.trim_start_matches(['-', '*', '>', '#', ' ']);
         let mut start = 0;
-        let bytes = trimmed.as_bytes();
-        for i in 0..bytes.len() {
-            let c = bytes[i];
-            if (c == b'.' || c == b'?' || c == b'!' || c == b';')
-                && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
-                && !(c == b'.' && i + 1 < bytes.len() && short_form_before(&trimmed[start..i]))
-            {
-                let s = trimmed[start..=i].trim();
-                if !s.is_empty() {
-                    out.push(s.to_owned());
+        let mut chars = trimmed.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if is_emoji(c) {
+                let mut end = i + c.len_utf8();
+                while let Some(&(j, n)) = chars.peek().filter(|&&(_, n)| is_emoji(n)) {
+                    end = j + n.len_utf8();
+                    chars.next();
                 }
+                if trimmed[end..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+                {
+                    push(&trimmed[start..i]);
+                    start = end;
+                }
+                continue;
+            }
+            if matches!(c, '.' | '?' | '!' | ';')
+                && trimmed[i + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+                && !(c == '.' && i + 1 < trimmed.len() && short_form_before(&trimmed[start..i]))
+            {
+                push(&trimmed[start..=i]);
                 start = i + 1;
             }
         }
-        let s = trimmed[start..].trim();
-        if !s.is_empty() {
-            out.push(s.to_owned());
-        }
+        push(&trimmed[start..]);
     }
     out
+}
+
+/// A pictograph or a part of one (a skin tone, a joiner, a variation
+/// selector), by Unicode's emoji property; ASCII and Latin-1 ("#", "7", "©")
+/// are text here.
+fn is_emoji(c: char) -> bool {
+    use unicode_properties::UnicodeEmoji;
+    u32::from(c) > 0xff && c.is_emoji_char_or_emoji_component()
 }
 
 /// `line` without Markdown bold marks ("**Budget**: 80%" → "Budget: 80%");
