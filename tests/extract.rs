@@ -4032,3 +4032,53 @@ fn an_emoji_ends_a_sentence_and_is_no_part_of_it() {
     let d = extract::decision(&s[2], None).unwrap_or_else(|| panic!("none"));
     assert_eq!(d.chosen.as_deref(), Some("brokk"), "{d:?}");
 }
+
+#[test]
+fn a_drop_with_a_plural_or_a_does_everything_replacement() {
+    words();
+    let d = extract::decision(
+        "And forget the Zephyrq thing, plain YAML configs are fine.",
+        None,
+    )
+    .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.replaced.as_deref(), Some("Zephyrq"), "{d:?}");
+    assert!(
+        d.chosen.as_deref().is_some_and(|c| c.contains("YAML")),
+        "{d:?}"
+    );
+    let d = extract::decision("ok forget Zephyrq, Brokk does everything we want.", None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("Brokk"), "{d:?}");
+    assert_eq!(d.label, "Use Brokk instead of Zephyrq");
+}
+
+#[test]
+fn a_state_or_a_phrasal_verb_is_no_choice() {
+    words();
+    // "pick up" collects; it does not choose.
+    assert!(
+        extract::decision(
+            "errands: grab milk, pick up the Zephyrq mics at the depot.",
+            None
+        )
+        .is_none()
+    );
+    assert!(extract::decision("pick out the Zephyrq mics", None).is_some());
+    if lexicon::nouns_loaded() {
+        // "is unblocked" says how the thing stands.
+        assert!(
+            extract::decision("so the payments page is unblocked, on it today", None).is_none()
+        );
+    }
+}
+
+#[test]
+fn stacked_endorsements_pick_the_option() {
+    words();
+    let reply =
+        "A few options:\n\n- **Brokk**: records locally.\n- **Zephyrq**: cheaper, in the browser.";
+    let d = extract::endorsed_choice("brokk sounds good then.", reply, None)
+        .unwrap_or_else(|| panic!("none"));
+    assert_eq!(d.chosen.as_deref(), Some("brokk"), "{d:?}");
+    assert!(d.label.contains("Zephyrq"), "passed over: {d:?}");
+}

@@ -206,6 +206,20 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
             return None;
         }
         let rest = trimmed[at + cue.len()..].trim();
+        // "pick up the keys", "use up the stock": a verb and its particle
+        // say something else than choosing ("pick out" still chooses; a
+        // move verb keeps its "over to").
+        let switchy = cue.contains("switch") || cue.contains("mov") || cue.contains("migrat");
+        if !cue.contains(' ')
+            && !switchy
+            && rest
+                .split_whitespace()
+                .next()
+                .map(str::to_lowercase)
+                .is_some_and(|w| w != "out" && lexicon::PARTICLES.contains(w.as_str()))
+        {
+            continue;
+        }
         // Bare "use" and "replace" only count as decisions when they lead
         // the sentence (an imperative) and name a thing or what they replace.
         if lexicon::BARE_DECISION_CUES.contains(cue) {
@@ -273,7 +287,6 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         let mut rest = rest;
         let mut topic_part: Option<String> = None;
         let mut from_part: Option<String> = None;
-        let switchy = cue.contains("switch") || cue.contains("mov") || cue.contains("migrat");
         if switchy && !cue.ends_with(" to") {
             // "switch the queue to X", "move email from A to B"; a bare
             // "switch" with no "to" ("switch copy between …") decides nothing.
@@ -455,12 +468,13 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
             && !ms.iter().any(|m| m.kind == NodeKind::Person)
             && (ms.iter().any(|m| m.strong)
                 || p.split_whitespace().any(|w| {
-                    let w = w
-                        .trim_matches(|c: char| !c.is_alphanumeric())
-                        .to_lowercase();
+                    let written = w.trim_matches(|c: char| !c.is_alphanumeric());
+                    let w = written.to_lowercase();
                     lexicon::frequencies_loaded()
                         && w.chars().any(char::is_alphabetic)
                         && !lexicon::is_known_word(&w)
+                        // "the page is unblocked" says how it stands.
+                        && !lexicon::is_participle(written)
                 }))
     };
     let complement = |from: usize| -> Option<String> {
@@ -1538,11 +1552,15 @@ pub fn endorsed_choice(
             .collect();
         let clause = words.join(" ");
         // Cut on the clause itself, never at an offset of its lowercase copy.
-        let (option, rest) = if let Some(before) = lexicon::ENDORSE_CUES
-            .iter()
-            .find_map(|c| strip_suffix_ci(&clause, &format!(" {c}")))
-        {
-            (before.trim().to_owned(), String::new())
+        fn endorsed(c: &str) -> Option<&str> {
+            lexicon::ENDORSE_CUES
+                .iter()
+                .find_map(|e| strip_suffix_ci(c, &format!(" {e}")))
+                .map(str::trim)
+        }
+        let (option, rest) = if let Some(before) = endorsed(&clause) {
+            // "X sounds fine then": cues may stack.
+            (endorsed(before).unwrap_or(before).to_owned(), String::new())
         } else if let Some(after) = lexicon::ENDORSE_LEADS
             .iter()
             .find_map(|c| strip_prefix_ci(&clause, &format!("{c} ")))

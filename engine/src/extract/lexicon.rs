@@ -942,6 +942,17 @@ pub fn is_thing_noun(word: &str) -> bool {
     noun_senses(word).is_some_and(|s| s.names_a_thing() && s.never_a_person())
 }
 
+/// Whether a word as written is a lowercase past participle rather than
+/// a name: it ends in "-ed" and WordNet knows no noun by it ("unblocked",
+/// "deprecated"; not "seed" or "shed"). False without the noun classes.
+pub fn is_participle(word: &str) -> bool {
+    word.len() >= 5
+        && word.ends_with("ed")
+        && word.chars().all(|c| c.is_ascii_lowercase())
+        && nouns_loaded()
+        && noun_senses(word).is_none()
+}
+
 /// Whether the frequency list is loaded.
 pub fn frequencies_loaded() -> bool {
     FREQ.get().is_some_and(Option::is_some)
