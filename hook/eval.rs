@@ -383,12 +383,12 @@ pub fn score(
     }
     for person in &labels.people {
         s.people.1 += 1;
-        // "Dr Imelda Fairweather" is Imelda Fairweather: a title before a
-        // name is no part of it.
+        // "Dr Imelda Fairweather" (or "Dr. …") is Imelda Fairweather: a
+        // title before a name is no part of it.
         let want = normalize_name(&person.name);
         let want = want
             .split(' ')
-            .skip_while(|w| rollgraph_engine::extract::lexicon::TITLES.contains(w))
+            .skip_while(|w| rollgraph_engine::extract::lexicon::is_title(w))
             .collect::<Vec<_>>()
             .join(" ");
         let first = want.split(' ').next().unwrap_or("").to_owned();
@@ -1055,7 +1055,7 @@ mod tests {
     fn a_title_before_a_labelled_name_is_no_part_of_it() {
         rollgraph_engine::extract::lexicon::init_frequencies();
         let labels: Labels = serde_json::from_str(
-            r#"{"people": [{"name": "Dr Wenna Tallis"}, {"name": "Prof Oskar Brannigan"}]}"#,
+            r#"{"people": [{"name": "Dr Wenna Tallis"}, {"name": "Prof Oskar Brannigan"}, {"name": "Mr. Quillon"}]}"#,
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let mut g = Graph::new();
@@ -1072,14 +1072,16 @@ mod tests {
             n
         };
         g.upsert_node(person("Wenna Tallis"));
+        // A title written with its full stop is a title too.
+        g.upsert_node(person("Quillon"));
         let s = score("t", &labels, "", &g, 1, &[]);
-        assert_eq!(s.people, (1, 2));
+        assert_eq!(s.people, (2, 3));
         assert_eq!(s.missed, vec!["person: Prof Oskar Brannigan".to_owned()]);
-        assert_eq!(s.false_people, (0, 1));
+        assert_eq!(s.false_people, (0, 2));
         // A company typed as a person is counted as a false person.
         g.upsert_node(person("Greyholt Removals"));
         let s = score("t", &labels, "", &g, 1, &[]);
-        assert_eq!(s.false_people, (1, 2));
+        assert_eq!(s.false_people, (1, 3));
         assert!(
             s.missed
                 .contains(&"unlabelled person: Greyholt Removals".to_owned())
