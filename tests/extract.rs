@@ -4082,3 +4082,45 @@ fn stacked_endorsements_pick_the_option() {
     assert_eq!(d.chosen.as_deref(), Some("brokk"), "{d:?}");
     assert!(d.label.contains("Zephyrq"), "passed over: {d:?}");
 }
+
+#[test]
+fn a_name_given_as_a_persons_name_is_a_person() {
+    words();
+    let got = kinds("her name's Quenby, she runs the stall");
+    assert!(
+        got.contains(&("Quenby".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    let got = kinds("Mum's name is Orlaith btw");
+    assert!(
+        got.contains(&("Orlaith".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    // A pet's or a thing's name is no person's.
+    let got = kinds("the boat's name is Quenby");
+    assert!(
+        !got.contains(&("Quenby".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    let got = kinds("its name is Quenby");
+    assert!(
+        !got.contains(&("Quenby".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    // A word that is no noun may describe the relative.
+    if lexicon::nouns_loaded() {
+        let got = kinds("so my younger brother Tavish just got engaged");
+        assert!(
+            got.contains(&("Tavish".into(), NodeKind::Person)),
+            "{got:?}"
+        );
+    }
+    // "his wife X": a role after "his" or "her", the pronoun no part of it.
+    let m = extract::mentions("my cousin Tavish and his wife Orlaith are coming", None);
+    assert!(
+        m.iter().any(|m| m.label == "Orlaith"
+            && m.kind == NodeKind::Person
+            && m.role.as_deref() == Some("wife")),
+        "{m:?}"
+    );
+}

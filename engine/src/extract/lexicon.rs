@@ -175,6 +175,11 @@ list!(
     "Words before a name that mark a person."
 );
 list!(
+    PERSON_POSSESSIVES,
+    "person_possessives.txt",
+    "Possessive pronouns before \"name is X\" that make X a person."
+);
+list!(
     GROUP_WORDS,
     "group_words.txt",
     "Departments: \"X from finance\"."
@@ -1056,6 +1061,7 @@ mod tests {
             &*RELATION_NOUNS,
             &*PERSON_AFTER,
             &*PERSON_BEFORE,
+            &*PERSON_POSSESSIVES,
             &*GROUP_WORDS,
             &*PROJECT_HEADS,
             &*FEATURE_HEADS,

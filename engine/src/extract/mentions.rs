@@ -382,7 +382,8 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
                 || from_org
                 || role.is_some()
                 || pronoun_next
-                || (lexicon::PERSON_BEFORE.contains(&before) && i > 0);
+                || (lexicon::PERSON_BEFORE.contains(&before) && i > 0)
+                || named_as_person(&ws, i);
             // A name of two words or more whose last word is a noun for a
             // thing or a place ("Norrow Bakery", "Fenley Terrace") names a
             // business or a place.
@@ -657,6 +658,29 @@ pub(super) fn paren_role(ws: &[Word<'_>], j: usize) -> Option<String> {
     pronoun_role_at(ws, j).or_else(|| role_phrase_at(ws, j))
 }
 
+/// "her name's X", "Dad's name is X": a name given as a person's name,
+/// the owner a possessive pronoun (`person_possessives.txt`) or a noun for
+/// a person ("the landlord's name is X"; not "the dog's name").
+pub(super) fn named_as_person(ws: &[Word<'_>], i: usize) -> bool {
+    let raw = |k: usize| {
+        ws[k]
+            .raw
+            .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
+            .to_lowercase()
+            .replace('\u{2019}', "'")
+    };
+    let owner = if i >= 2 && raw(i - 1) == "name's" {
+        i - 2
+    } else if i >= 3 && matches!(raw(i - 1).as_str(), "is" | "was") && raw(i - 2) == "name" {
+        i - 3
+    } else {
+        return false;
+    };
+    let o = raw(owner);
+    lexicon::PERSON_POSSESSIVES.contains(&o)
+        || o.strip_suffix("'s").is_some_and(lexicon::is_person_noun)
+}
+
 /// A role a linking verb gives the name after it: "the landlord is X",
 /// "our PM is X", "our vet is dr. X" → "landlord", "PM", "vet" (the run of
 /// role words before the verb; a title before the name is passed over).
@@ -793,7 +817,15 @@ pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
             .last()
             .map(|w| w.text.to_lowercase())
             .unwrap_or_default();
+        // "my little brother x": one lowercase word that is no noun
+        // (WordNet's) may stand between the determiner and the role.
+        let described = i >= 3
+            && ws[i - 2].text.chars().all(|c| c.is_ascii_lowercase())
+            && lexicon::nouns_loaded()
+            && lexicon::never_a_person(ws[i - 2].text).is_none()
+            && lexicon::PRE_ROLE_DETERMINERS.contains(&ws[i - 3].text.to_lowercase());
         let ok = lexicon::PRE_ROLE_DETERMINERS.contains(&det)
+            || described
             || lexicon::is_role_noun(&det)
             || i >= 2
                 && ws[i - 2]
