@@ -4124,3 +4124,37 @@ fn a_name_given_as_a_persons_name_is_a_person() {
         "{m:?}"
     );
 }
+
+#[test]
+fn a_name_used_as_places_are_is_no_person() {
+    words();
+    let kind_of = |g: &Graph, label: &str| {
+        g.nodes()
+            .into_iter()
+            .find(|n| n.label == label)
+            .map(|n| n.kind)
+    };
+    let g = session(&[
+        "Quellmoor emailed back, they have rooms for the 14th.",
+        "the pool at Quellmoor looks lovely",
+        "ok so we book the Quellmoor for four nights",
+    ]);
+    assert_eq!(
+        kind_of(&g, "Quellmoor"),
+        Some(NodeKind::Entity),
+        "{:?}",
+        g.nodes()
+    );
+    // A person's name before a possessive stays a person's.
+    let g = session(&[
+        "Tavish emailed back, he can host.",
+        "we're at Tavish's flat on friday",
+        "dinner at Tavish's place after",
+    ]);
+    assert_eq!(
+        kind_of(&g, "Tavish"),
+        Some(NodeKind::Person),
+        "{:?}",
+        g.nodes()
+    );
+}

@@ -180,6 +180,11 @@ list!(
     "Possessive pronouns before \"name is X\" that make X a person."
 );
 list!(
+    THING_MARKERS,
+    "thing_markers.txt",
+    "Words before a name that a person's name does not take (\"at X\", \"the X\")."
+);
+list!(
     GROUP_WORDS,
     "group_words.txt",
     "Departments: \"X from finance\"."
@@ -1062,6 +1067,7 @@ mod tests {
             &*PERSON_AFTER,
             &*PERSON_BEFORE,
             &*PERSON_POSSESSIVES,
+            &*THING_MARKERS,
             &*GROUP_WORDS,
             &*PROJECT_HEADS,
             &*FEATURE_HEADS,

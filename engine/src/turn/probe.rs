@@ -386,6 +386,32 @@ fn strip_root(path: &str, root: Option<&str>) -> String {
     path.to_owned()
 }
 
+/// Whether two of a node's evidence sentences put its name after a word
+/// that a person's name does not take (`thing_markers.txt`: "at X", "the
+/// X"), not before a possessive ("at X's flat").
+fn named_as_thing(n: &Node) -> bool {
+    let name = n.label.to_lowercase();
+    let marked = |text: &str| {
+        let lower = text.to_lowercase();
+        lower.match_indices(&name).any(|(at, _)| {
+            let after = &lower[at + name.len()..];
+            let whole = after.chars().next().is_none_or(|c| !c.is_alphanumeric())
+                && lower[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_whitespace);
+            let possessive = after.starts_with("'s") || after.starts_with("\u{2019}s");
+            whole
+                && !possessive
+                && lower[..at]
+                    .split_whitespace()
+                    .next_back()
+                    .is_some_and(|w| extract::lexicon::THING_MARKERS.contains(w))
+        })
+    };
+    n.evidence.iter().filter(|e| marked(&e.text)).count() >= 2
+}
+
 fn clean_detail(s: &str) -> String {
     let s = s.replace("**", "");
     let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -726,7 +752,7 @@ impl<'a> Plan<'a> {
         // a role, or doing what people do: "X rang again", "X decides") is
         // a person.
         let promote = |n: &mut Node| {
-            if m.kind == NodeKind::Person && n.kind == NodeKind::Entity {
+            if m.kind == NodeKind::Person && n.kind == NodeKind::Entity && !named_as_thing(n) {
                 n.kind = NodeKind::Person;
                 n.domain = Domain::Relationship;
                 if let Some(role) = &m.role {
@@ -737,10 +763,20 @@ impl<'a> Plan<'a> {
                 }
             }
         };
+        // "flights to X … the pool at X": a name used as places, businesses
+        // and products are, in two sentences, is no person's, whatever verb
+        // once followed it ("X emailed back").
+        let demote = |n: &mut Node| {
+            if n.kind == NodeKind::Person && m.role.is_none() && named_as_thing(n) {
+                n.kind = NodeKind::Entity;
+                n.domain = Domain::Technical;
+            }
+        };
         if let Some(planned) = self.nodes.get_mut(&id) {
             planned.weight = (planned.weight + boost * 0.5 * (1.0 - planned.weight)).min(1.0);
             follow(planned);
             promote(planned);
+            demote(planned);
             return Some(id);
         }
         if let Some(existing) = self.input.graph.node(&id) {
@@ -749,6 +785,7 @@ impl<'a> Plan<'a> {
             n.weight = (n.weight + boost * (1.0 - n.weight)).clamp(0.0, 1.0);
             n.last_activated = now.max(n.last_activated);
             follow(&mut n);
+            demote(&mut n);
             if let Some(role) = &m.role
                 && n.detail
                     .as_deref()
