@@ -4158,3 +4158,39 @@ fn a_name_used_as_places_are_is_no_person() {
         g.nodes()
     );
 }
+
+#[test]
+fn what_a_relative_has_and_a_unit_after_a_number_are_no_names() {
+    words();
+    // "my sister's X": the relative's thing, not the relative's name.
+    let got = kinds("today is my daughter's zumbathon at school");
+    assert!(!got.iter().any(|(_, k)| *k == NodeKind::Person), "{got:?}");
+    let got = kinds("my sister's Tavrin broke down again");
+    assert!(
+        !got.contains(&("Tavrin".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    // Her name after the relative is hers.
+    let got = kinds("my sister Tavrin's car broke down again");
+    assert!(
+        got.contains(&("Tavrin".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    // "40 ms." is a unit: it ends the sentence, and the pronoun after it
+    // is no name.
+    let s = extract::sentences("it needs 65 ms to settle, not 40 ms. I've changed it.");
+    assert_eq!(s.len(), 2, "{s:?}");
+    let got = kinds("not 40 ms. I've changed it");
+    assert!(got.is_empty(), "{got:?}");
+    // A title still vouches for the name after it.
+    let got = kinds("Ms. Quennell said the hall is free");
+    assert!(
+        got.contains(&("Quennell".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+    let got = kinds("moved to the 22nd, dr. quennell is out on the 19th");
+    assert!(
+        got.contains(&("quennell".into(), NodeKind::Person)),
+        "{got:?}"
+    );
+}

@@ -241,9 +241,18 @@ pub fn mentions(sentence: &str, root: Option<&str>) -> Vec<Mention> {
         }
         let lower = w.text.to_lowercase();
         // A title before a name: "Dr X".
+        // Not a unit after a number ("40 ms"), nor before a pronoun.
+        let after_number = i > 0
+            && !ws[i - 1].raw.ends_with(super::CLAUSE_MARKS)
+            && ws[i - 1]
+                .text
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.');
         if lexicon::is_title(&lower)
+            && !after_number
             && ws.get(i + 1).is_some_and(|n| {
-                is_capitalized(n.text)
+                !lexicon::is_closed_class(&n.text.to_lowercase())
+                    && is_capitalized(n.text)
                     // "dr. x": a title vouches for a name in lowercase.
                     || (w.raw.ends_with('.') && could_be_lower_name(n.text))
             })
@@ -799,7 +808,14 @@ pub(super) fn role_before(ws: &[Word<'_>], i: usize) -> Option<String> {
         return None;
     }
     let prev = ws[i - 1].text.to_lowercase();
-    if ws[i - 1].raw.ends_with(['.', ';', ':'])
+    // "my sister's flat": what the relative has, not their name.
+    let bare = ws[i - 1]
+        .raw
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    let possessive = bare.ends_with("'s") || bare.ends_with("\u{2019}s");
+    if possessive
+        || ws[i - 1].raw.ends_with(['.', ';', ':'])
         || (ws[i - 1].raw.ends_with(',') && !lexicon::is_person_noun(&prev))
     {
         return None;

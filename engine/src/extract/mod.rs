@@ -386,7 +386,12 @@ fn short_form_before(text: &str) -> bool {
         return false;
     }
     let word = word.to_lowercase();
-    lexicon::is_title(&word) || lexicon::ABBREVIATIONS.contains(&word)
+    // "needs 40 ms. Then …": after a number a title's letters are a unit.
+    let after_number = text
+        .split_whitespace()
+        .nth_back(1)
+        .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    (lexicon::is_title(&word) && !after_number) || lexicon::ABBREVIATIONS.contains(&word)
 }
 
 /// A word of a sentence, with its trimmed form and position facts.
