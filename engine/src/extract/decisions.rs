@@ -207,7 +207,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         }
         let rest = trimmed[at + cue.len()..].trim();
         // "pick up the keys", "use up the stock": a verb and its particle
-        // say something else than choosing ("pick out" still chooses; a
+        // say something other than a choice ("pick out" still chooses; a
         // move verb keeps its "over to").
         let switchy = cue.contains("switch") || cue.contains("mov") || cue.contains("migrat");
         if !cue.contains(' ')

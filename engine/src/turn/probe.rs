@@ -763,7 +763,7 @@ impl<'a> Plan<'a> {
                 }
             }
         };
-        // "flights to X … the pool at X": a name used as places, businesses
+        // "the pool at X … book the X": a name used as places, businesses
         // and products are, in two sentences, is no person's, whatever verb
         // once followed it ("X emailed back").
         let demote = |n: &mut Node| {
