@@ -671,13 +671,7 @@ pub(super) fn paren_role(ws: &[Word<'_>], j: usize) -> Option<String> {
 /// the owner a possessive pronoun (`person_possessives.txt`) or a noun for
 /// a person ("the landlord's name is X"; not "the dog's name").
 pub(super) fn named_as_person(ws: &[Word<'_>], i: usize) -> bool {
-    let raw = |k: usize| {
-        ws[k]
-            .raw
-            .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
-            .to_lowercase()
-            .replace('\u{2019}', "'")
-    };
+    let raw = |k: usize| ws[k].spoken();
     let owner = if i >= 2 && raw(i - 1) == "name's" {
         i - 2
     } else if i >= 3 && matches!(raw(i - 1).as_str(), "is" | "was") && raw(i - 2) == "name" {
@@ -862,16 +856,7 @@ pub(super) fn lw_at(ws: &[Word<'_>], k: usize) -> String {
 /// (within a few words after a name, or opening the next sentence).
 pub(super) fn pronoun_role_at(ws: &[Word<'_>], k: usize) -> Option<String> {
     let lw = |k: usize| ws.get(k).map(|w| w.text.to_lowercase()).unwrap_or_default();
-    // The raw token: a word's text drops a possessive "'s".
-    let w = ws
-        .get(k)
-        .map(|w| {
-            w.raw
-                .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
-                .to_lowercase()
-                .replace('’', "'")
-        })
-        .unwrap_or_default();
+    let w = ws.get(k).map(Word::spoken).unwrap_or_default();
     let after = match w.as_str() {
         // Typed fast, the apostrophe goes: "hes my labmate".
         c if lexicon::PRONOUN_CONTRACTIONS.contains(c) => k + 1,

@@ -403,6 +403,18 @@ struct Word<'a> {
     sentence_start: bool,
 }
 
+impl Word<'_> {
+    /// The token as said: lowercase, its outer punctuation off, its
+    /// apostrophes kept and straightened ("He’s," → "he's"). (`text` drops
+    /// a possessive "'s".)
+    fn spoken(&self) -> String {
+        self.raw
+            .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
+            .to_lowercase()
+            .replace('\u{2019}', "'")
+    }
+}
+
 fn words(sentence: &str) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     let mut first = true;

@@ -1464,13 +1464,7 @@ pub fn denied_value(sentence: &str) -> Option<(Record, Record)> {
 /// [`quantity_of`]). A day is none: it is [`event`]'s.
 pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
     let (_, ws, lws) = statement(sentence)?;
-    let raw = |i: usize| {
-        ws[i]
-            .raw
-            .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
-            .to_lowercase()
-            .replace('\u{2019}', "'")
-    };
+    let raw = |i: usize| ws[i].spoken();
     // The word after a pronoun and its copula: "it's", "its", "they're",
     // "it is".
     let after_copula = |i: usize| {
