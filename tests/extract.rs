@@ -1097,6 +1097,49 @@ fn a_count_of_an_irregular_plural_keeps_its_noun() {
 }
 
 #[test]
+fn a_scaled_number_and_a_day_with_its_time_are_whole_values() {
+    words();
+    for (s, want) in [
+        (
+            "the ledger table is 3.6 billion rows",
+            "ledger table: 3.6 billion rows",
+        ),
+        ("the grant is £2 million", "grant: £2 million"),
+        (
+            "the site visit is friday 9th at 3:15pm",
+            "site visit: friday 9th at 3:15pm",
+        ),
+        (
+            "the tasting is Monday 4 May at 6 pm",
+            "tasting: Monday 4 May at 6 pm",
+        ),
+    ] {
+        assert_eq!(fact(s).as_deref(), Some(want), "{s}");
+    }
+    // A count after the day is no time of it.
+    assert_eq!(
+        fact("the tasting is Monday 4 May at 6 tables").as_deref(),
+        Some("tasting: Monday 4 May")
+    );
+    let (new, old) = extract::denied_value("sorry, the ledger table is 3.6 billion rows, not 1.9.")
+        .unwrap_or_else(|| panic!("no denial"));
+    assert_eq!(new.label, "ledger table: 3.6 billion rows");
+    assert_eq!(old.label, "ledger table: 1.9 billion rows");
+}
+
+#[test]
+fn a_value_set_against_the_old_one_updates_it_over_other_values() {
+    words();
+    // The sentence names two other sums before the corrected one; the
+    // value set against the held one is its new value.
+    let g = session(&[
+        "the raffle goal is £3,000",
+        "the club gives £900 and the shop £600, so to cover the roof the raffle must bring in £4,200, not £3,000.",
+    ]);
+    assert_fact_replaced(&g, "£4,200", "£3,000");
+}
+
+#[test]
 fn a_value_beside_a_new_choice_updates_no_other_fact() {
     words();
     let g = session(&[

@@ -487,6 +487,11 @@ list!(
     "Words that may follow a bare option label (\"a for now\")."
 );
 list!(
+    MAGNITUDES,
+    "magnitudes.txt",
+    "Number words that scale the number before them (\"3.6 billion\")."
+);
+list!(
     UNIT_QUALIFIERS,
     "unit_qualifiers.txt",
     "Words between a number and its unit that belong to it (\"5 working days\")."

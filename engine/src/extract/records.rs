@@ -939,6 +939,25 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
                     && lexicon::is_known_word(&w[..w.len() - 1]))
         })
     };
+    // "3.6 billion rows", "£2 million": a number word that scales the
+    // number is part of it (`magnitudes.txt`), with the unit or the
+    // counted noun after it.
+    if forward
+        && lws
+            .get(vi + 1)
+            .is_some_and(|w| lexicon::MAGNITUDES.contains(w.as_str()))
+    {
+        let mut value = format!("{} {}", ws[vi].text, ws[vi + 1].text);
+        if !ends_clause(vi + 1)
+            && (lws
+                .get(vi + 2)
+                .is_some_and(|w| lexicon::UNIT_WORDS.contains(w.as_str()))
+                || counts(vi + 2))
+        {
+            value = format!("{value} {}", ws[vi + 2].text);
+        }
+        return value;
+    }
     // "£14 a bag", "$9 per seat": a sum for each of a thing is a rate.
     let money = ws[vi].raw.starts_with(['$', '€', '£', '¥']);
     if forward
@@ -981,6 +1000,8 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
     if forward && acronym_unit {
         return format!("{value} {}", ws[vi + 1].text);
     }
+    // The last word of the value said from `vi` on.
+    let mut end = vi;
     if forward
         && let Some(next) = lws.get(vi + 1)
         && (lexicon::UNIT_WORDS.contains(next.as_str())
@@ -990,11 +1011,13 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         && (next != "per" || content(vi + 2))
     {
         value = format!("{value} {}", ws[vi + 1].text);
+        end = vi + 1;
         // "20 per pod": a rate names what it is per.
         if next == "per"
             && let Some(n2) = ws.get(vi + 2)
         {
             value = format!("{value} {}", n2.text);
+            end = vi + 2;
         }
         if let Some(n2) = lws.get(vi + 2)
             && (n2 == "per" || n2 == "a")
@@ -1002,6 +1025,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
             && let Some(n3) = ws.get(vi + 3)
         {
             value = format!("{value} {} {}", ws[vi + 2].text, n3.text);
+            end = vi + 3;
         }
     }
     // "the 12th of <month>".
@@ -1011,6 +1035,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         && lexicon::MONTHS.contains(lws[vi + 2].as_str())
     {
         value = format!("{value} of {}", m.text);
+        end = vi + 2;
     }
     // A weekday or month before the number: "a weekday the 9th", "a month 14".
     if vi >= 1 && !ends_clause(vi - 1) {
@@ -1027,6 +1052,24 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         } else if p == "at" && lexicon::is_weekday(p2) && clock_time(&value) {
             // "Tuesdays at 11am": the day and the time.
             value = format!("{} at {value}", ws[vi - 2].text);
+        }
+    }
+    // "friday 9th at 3:15pm": a day with the time it is at.
+    if is_dated(&value)
+        && !ends_clause(end)
+        && lws.get(end + 1).is_some_and(|w| w == "at")
+        && let Some(t) = ws.get(end + 2)
+    {
+        // "2:40pm", or "2 pm" in two words.
+        let two = ws
+            .get(end + 3)
+            .filter(|_| !ends_clause(end + 2))
+            .map(|m| format!("{} {}", t.text, m.text))
+            .filter(|t2| clock_time(t2));
+        if clock_time(t.text) {
+            value = format!("{value} at {}", t.text);
+        } else if let Some(t2) = two {
+            value = format!("{value} at {t2}");
         }
     }
     value

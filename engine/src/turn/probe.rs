@@ -1921,6 +1921,7 @@ impl<'a> Plan<'a> {
         }
         let lower = s.to_lowercase();
         let changes = extract::says_change(s);
+        let denied = extract::denied_measure(s);
         let mut fits = self.facts_held().filter_map(|(subject, old)| {
             let unit = extract::value_unit(old)?;
             let num = extract::value_number(old)?;
@@ -1937,11 +1938,17 @@ impl<'a> Plan<'a> {
             if !named {
                 return None;
             }
-            // The new value: the fact the sentence states, else the
+            // The new value: the fact the sentence states, else the one
+            // it sets against the old ("£4,200, not £3,000"), else the
             // first other value of that unit.
+            let set_against = denied
+                .as_ref()
+                .filter(|(_, d)| extract::value_number(d).as_deref() == Some(num.as_str()))
+                .map(|(v, _)| v.clone());
             let new = fact
                 .map(|f| f.value().to_owned())
                 .into_iter()
+                .chain(set_against)
                 .chain(said.iter().cloned())
                 .find(|v| {
                     extract::value_unit(v).as_deref() == Some(unit.as_str())
