@@ -1140,6 +1140,51 @@ fn a_value_set_against_the_old_one_updates_it_over_other_values() {
 }
 
 #[test]
+fn a_reply_that_says_it_changed_a_held_value_updates_it() {
+    words();
+    let g = session_with_replies(&[
+        (
+            "the nightly sync window is 20 minutes",
+            "Noted: the nightly sync window is 20 minutes.",
+        ),
+        (
+            "big files keep failing, give it more room",
+            "Changed: the nightly sync window is now 75 minutes.",
+        ),
+        ("thanks", "You're welcome."),
+    ]);
+    assert_fact_replaced(&g, "nightly sync window: 75 minutes", "20 minutes");
+    // A reply that offers, hedges, or sets one value against another
+    // changes nothing.
+    for reply in [
+        "I could raise the nightly sync window to 75 minutes.",
+        "If you want, our nightly sync window is now 75 minutes.",
+        "The nightly sync window is now 75 minutes, from the 20 minutes before, and retries wait 5 minutes.",
+        "Retries start before 75 minutes pass on the nightly sync window.",
+    ] {
+        let g = session_with_replies(&[
+            ("the nightly sync window is 20 minutes", "Noted."),
+            ("big files keep failing", reply),
+            ("thanks", "You're welcome."),
+        ]);
+        let facts = in_force_of(&g, NodeKind::Fact);
+        assert!(
+            facts.contains(&"nightly sync window: 20 minutes".to_owned()),
+            "{reply}: {facts:?}"
+        );
+    }
+    // A value the user never set is not the reply's to record.
+    let g = session_with_replies(&[
+        (
+            "big files keep failing",
+            "Changed: the nightly sync window is now 75 minutes.",
+        ),
+        ("thanks", "You're welcome."),
+    ]);
+    assert!(in_force_of(&g, NodeKind::Fact).is_empty());
+}
+
+#[test]
 fn a_value_beside_a_new_choice_updates_no_other_fact() {
     words();
     let g = session(&[

@@ -487,6 +487,11 @@ list!(
     "Words that may follow a bare option label (\"a for now\")."
 );
 list!(
+    CONDITIONALS,
+    "conditionals.txt",
+    "Words that make a clause a condition, not a statement (\"if you want, …\")."
+);
+list!(
     MAGNITUDES,
     "magnitudes.txt",
     "Number words that scale the number before them (\"3.6 billion\")."

@@ -1255,8 +1255,112 @@ impl<'a> Plan<'a> {
             }
         }
 
+        if !from_user {
+            self.reply_update(s, &ids);
+        }
         self.relations(s, &ids);
         self.stated_history(s);
+    }
+
+    /// "Bumped the cap to 12 per run", "The sync window is now 40
+    /// minutes": a reply that says it changed a value the memory holds is
+    /// that value's new one. A reply's other values are not recorded: it
+    /// offers, explains and gives examples; only what it says it changed
+    /// of what the user set is taken. Not a question, a condition or a
+    /// tentative modal ("I could raise it to 30").
+    fn reply_update(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {
+        if s.trim_end().ends_with('?') || !(extract::says_change(s) || extract::says_update(s)) {
+            return;
+        }
+        let lower = s.to_lowercase();
+        let hedged = lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .any(|w| {
+                extract::lexicon::CONDITIONALS.contains(w)
+                    || extract::lexicon::TENTATIVE_MODALS.contains(w)
+                    // "I'd", "we'd": "would" contracted.
+                    || w.ends_with("'d")
+            });
+        if hedged {
+            return;
+        }
+        let Some(f) = extract::fact(s) else {
+            return;
+        };
+        // The value is what the subject is, or was changed to, now ("is now
+        // 40 minutes", "bumped the cap to 12"), not a day something is done
+        // before or goes in on.
+        let first = f
+            .value()
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_lowercase();
+        let lws: Vec<String> = s
+            .split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .collect();
+        let stated = lws.iter().enumerate().any(|(i, w)| {
+            *w == first
+                && lws[i.saturating_sub(3)..i].iter().any(|p| {
+                    p == "to"
+                        || extract::lexicon::UPDATE_ADVERBS.contains(p.as_str())
+                        || (extract::lexicon::COPULAS.contains(p.as_str()) && !p.ends_with("n't"))
+                })
+        });
+        if !stated {
+            return;
+        }
+        // Of the same measure as the value held: a time does not replace a
+        // day, nor a count a price.
+        let Some(unit) = extract::value_unit(f.value()) else {
+            return;
+        };
+        // One value of that measure in the sentence: a reply that sets a
+        // value against others ("the cutoff is now two hours after
+        // the 01:00 start, so 03:00") is read by the user's words, not here.
+        let of_unit =
+            |v: &str| extract::value_unit(v).is_some_and(|u| extract::same_dimension(&u, &unit));
+        let tokens = s
+            .split_whitespace()
+            .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
+            .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()) && of_unit(t))
+            .count();
+        if extract::measures(s)
+            .iter()
+            .filter(|v| of_unit(v))
+            .count()
+            .max(tokens)
+            > 1
+        {
+            return;
+        }
+        // Another value, not the same one written another way ("30 s",
+        // "30 seconds"; "Saturday 24th", "24 October").
+        let other = |v: &str| match (extract::date_of(v), extract::date_of(f.value())) {
+            (Some(a), Some(b)) => a.0 != b.0 || (a.1.is_some() && b.1.is_some() && a.1 != b.1),
+            _ => extract::value_number(v) != extract::value_number(f.value()),
+        };
+        let replaces = |p: &Self, id: &NodeId| {
+            p.node_ref(id)
+                .and_then(|n| extract::fact_parts(&n.label))
+                .is_some_and(|(_, v)| of_unit(v) && other(v))
+        };
+        let held = f.subject.as_deref().is_some_and(|subject| {
+            self.in_force_about(NodeKind::Fact, &normalize_name(subject))
+                .iter()
+                .any(|id| replaces(self, id))
+        });
+        let related = || {
+            self.related_fact(&f)
+                .is_some_and(|(id, _, _)| replaces(self, &id))
+        };
+        if held || related() {
+            self.record(&f, ids);
+        }
     }
 
     /// "backbone: quillnet_b2 (was plumenet18)", said by either side: the
