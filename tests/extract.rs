@@ -1140,6 +1140,29 @@ fn a_value_set_against_the_old_one_updates_it_over_other_values() {
 }
 
 #[test]
+fn a_bare_number_set_against_a_held_one_replaces_it() {
+    words();
+    let g = session(&["the minimum order is €35", "55 not 35. the owner raised it"]);
+    assert_fact_replaced(&g, "minimum order: €55", "€35");
+    assert_eq!(
+        extract::denied_number("55 not 35."),
+        Some(("55".to_owned(), "35".to_owned()))
+    );
+    // Two facts hold that number: which one changed is not said.
+    let g = session(&[
+        "the minimum order is €35",
+        "the delivery fee cap is €35",
+        "55 not 35.",
+    ]);
+    let facts = in_force_of(&g, NodeKind::Fact);
+    assert!(
+        facts.contains(&"minimum order: €35".to_owned())
+            && facts.contains(&"delivery fee cap: €35".to_owned()),
+        "{facts:?}"
+    );
+}
+
+#[test]
 fn a_reply_that_says_it_changed_a_held_value_updates_it() {
     words();
     let g = session_with_replies(&[

@@ -1578,6 +1578,28 @@ pub fn denied_measure(sentence: &str) -> Option<(String, String)> {
         })
 }
 
+/// "79 not 49", "1212 not 1240": a bare number the sentence sets against
+/// another right after it, with no unit and no subject. The number and the
+/// one denied; the caller finds the fact in force whose value the denied
+/// number is.
+pub fn denied_number(sentence: &str) -> Option<(String, String)> {
+    let (_, ws, lws) = statement(sentence)?;
+    let bare = |t: &str| {
+        let t = t.trim_end_matches(['.', ',', '!', ';']);
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, ',' | '.'))
+    };
+    (0..ws.len()).find_map(|vi| {
+        if !bare(ws[vi].raw) || ws[vi].backticked {
+            return None;
+        }
+        let value = ws[vi].text.trim_end_matches(['.', ',']).to_owned();
+        let denied = value_denied(&ws, &lws, vi, &value)?;
+        bare(&denied).then_some((value, denied))
+    })
+}
+
 /// The quantity a value measures (`unit_quantities.txt`): "weight" for
 /// "9kg", "price" for "$30 per lesson" (a currency sign opening the value
 /// names it, whatever follows).

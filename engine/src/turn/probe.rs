@@ -2015,13 +2015,33 @@ impl<'a> Plan<'a> {
             .filter_map(|id| self.node_ref(&id)?.label.split_once(": "))
     }
 
+    /// "79 not 49", said with no unit and no subject of its own: the one
+    /// fact in force whose value's number is the denied one takes the new
+    /// number in its place ("shipping: €49" → "shipping: €79").
+    fn number_by_echo(&self, s: &str, fact: Option<&extract::Record>) -> Option<extract::Record> {
+        if fact.is_some() {
+            return None;
+        }
+        let (new, old) = extract::denied_number(s)?;
+        let mut fits = self.facts_held().filter(|(_, v)| {
+            extract::value_unit(v).is_none_or(|u| u != "date")
+                && extract::value_number(v).as_deref() == Some(old.as_str())
+        });
+        let (subject, value) = fits.next()?;
+        if fits.next().is_some() {
+            return None;
+        }
+        let value = value.replacen(&old, &new, 1);
+        Some(extract::Record::fact(subject, &value, s))
+    }
+
     /// The fact in force whose value's number the sentence names again
     /// beside a new value of the same unit, as that new value for its
     /// subject. Only where exactly one fact in force fits.
     fn fact_by_echo(&self, s: &str, fact: Option<&extract::Record>) -> Option<extract::Record> {
         let said = extract::measures(s);
         if said.is_empty() {
-            return None;
+            return self.number_by_echo(s, fact);
         }
         let lower = s.to_lowercase();
         let changes = extract::says_change(s);
