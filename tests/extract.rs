@@ -1140,6 +1140,39 @@ fn a_value_set_against_the_old_one_updates_it_over_other_values() {
 }
 
 #[test]
+fn a_day_said_of_it_with_a_change_moves_the_dated_fact_talked_about_last() {
+    words();
+    let g = session(&[
+        "the vet check-up is on Tuesday 10 February at 8:50",
+        "the clinic phoned back and it's now wednesday 11th at 10:45",
+    ]);
+    assert_fact_replaced(
+        &g,
+        "vet check-up: wednesday 11th at 10:45",
+        "Tuesday 10 February",
+    );
+    for (s, want) in [
+        (
+            "we shifted it over to Sunday 28 June, same slot",
+            Some("Sunday 28 June"),
+        ),
+        ("ok we moved it to friday 6th", Some("friday 6th")),
+        // "it" is not what the day is said of, or no change is said.
+        (
+            "mailed it to the printer, proofs go to the board on the 21st",
+            None,
+        ),
+        (
+            "the 23rd is when my cousin visits, I swapped them round",
+            None,
+        ),
+        ("it is on Sunday 28 June", None),
+    ] {
+        assert_eq!(extract::pronoun_day(s).as_deref(), want, "{s}");
+    }
+}
+
+#[test]
 fn a_bare_number_set_against_a_held_one_replaces_it() {
     words();
     let g = session(&["the minimum order is €35", "55 not 35. the owner raised it"]);

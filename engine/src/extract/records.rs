@@ -1578,6 +1578,37 @@ pub fn denied_measure(sentence: &str) -> Option<(String, String)> {
         })
 }
 
+/// "the clinic phoned, it's now wednesday 11th at 10:45", "we shifted it
+/// to Sunday 28 June": a day said of a thing pronoun (`thing_pronouns.txt`: "it",
+/// "it's", "its") with a change or update cue and no subject of its own.
+/// The day; the caller finds what "it" is (the dated fact talked about
+/// last).
+pub fn pronoun_day(sentence: &str) -> Option<String> {
+    let (s, ws, lws) = statement(sentence)?;
+    if !(says_change(s) || says_update(s)) || fact(s).is_some() || event(s).is_some() {
+        return None;
+    }
+    // "it" right before the day, past a cue ("it's now …", "moved it to
+    // …"): the day is what "it" is moved to, not one said elsewhere.
+    let thing = |i: usize| {
+        let w = lws[i].replace('\u{2019}', "'");
+        let w = w
+            .strip_suffix("'s")
+            // "its now …" written without the apostrophe.
+            .or_else(|| {
+                w.strip_suffix('s')
+                    .filter(|b| lexicon::THING_PRONOUNS.contains(b))
+            })
+            .unwrap_or(&w);
+        lexicon::THING_PRONOUNS.contains(w)
+    };
+    (0..ws.len())
+        .filter(|&i| value_token(ws[i].raw))
+        .filter_map(|vi| day_at(&ws, &lws, vi))
+        .find(|&(_, k)| (k.saturating_sub(3)..k).any(thing))
+        .map(|(value, _)| value)
+}
+
 /// "79 not 49", "1212 not 1240": a bare number the sentence sets against
 /// another right after it, with no unit and no subject. The number and the
 /// one denied; the caller finds the fact in force whose value the denied

@@ -1194,7 +1194,10 @@ impl<'a> Plan<'a> {
                 said = Some(new);
             } else if fact.is_none()
                 && !decided
-                && let Some(r) = self.fact_by_unit(s).or_else(|| self.fact_by_pronoun(s))
+                && let Some(r) = self
+                    .fact_by_unit(s)
+                    .or_else(|| self.fact_by_pronoun(s))
+                    .or_else(|| self.day_by_pronoun(s))
             {
                 self.record(&r, &ids);
                 said = Some(r);
@@ -2232,6 +2235,34 @@ impl<'a> Plan<'a> {
         let value = format!("{n}{unit}");
         (value.to_lowercase() != old.to_lowercase())
             .then(|| extract::Record::fact(subject, &value, s))
+    }
+
+    /// "the clinic phoned, it's now wednesday 11th at 10:45", "we shifted
+    /// it to Sunday 28 June": a day said of "it" with a change is the new day of the
+    /// dated fact talked about last; a tie names none.
+    fn day_by_pronoun(&self, s: &str) -> Option<extract::Record> {
+        let day = extract::pronoun_day(s)?;
+        let mut dated: Vec<&Node> = self
+            .current_of_kind(NodeKind::Fact)
+            .into_iter()
+            .filter_map(|id| self.node_ref(&id))
+            .filter(|n| {
+                n.label
+                    .split_once(": ")
+                    .and_then(|(_, v)| extract::value_unit(v))
+                    .is_some_and(|u| u == "date")
+            })
+            .collect();
+        dated.sort_by_key(|b| std::cmp::Reverse(b.last_activated));
+        let last = dated.first()?;
+        if dated
+            .get(1)
+            .is_some_and(|b| b.last_activated == last.last_activated)
+        {
+            return None;
+        }
+        let (subject, old) = last.label.split_once(": ")?;
+        (!old.eq_ignore_ascii_case(&day)).then(|| extract::Record::fact(subject, &day, s))
     }
 
     fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {
