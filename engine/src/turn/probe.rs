@@ -1342,7 +1342,7 @@ impl<'a> Plan<'a> {
             return;
         }
         // Another value, not the same one written another way ("30 s",
-        // "30 seconds"; "Saturday 24th", "24 October").
+        // "30 seconds"; "Saturday 24th", "the 24th").
         let other = |v: &str| match (extract::date_of(v), extract::date_of(f.value())) {
             (Some(a), Some(b)) => a.0 != b.0 || (a.1.is_some() && b.1.is_some() && a.1 != b.1),
             _ => extract::value_number(v) != extract::value_number(f.value()),
@@ -2210,20 +2210,7 @@ impl<'a> Plan<'a> {
         {
             return None;
         }
-        // The fact activated last; a tie names none.
-        let mut facts: Vec<&Node> = self
-            .current_of_kind(NodeKind::Fact)
-            .into_iter()
-            .filter_map(|id| self.node_ref(&id))
-            .collect();
-        facts.sort_by_key(|b| std::cmp::Reverse(b.last_activated));
-        let last = facts.first()?;
-        if facts
-            .get(1)
-            .is_some_and(|b| b.last_activated == last.last_activated)
-        {
-            return None;
-        }
+        let last = self.fact_activated_last(|_| true)?;
         let (subject, old) = last.label.split_once(": ")?;
         let unit = match extract::value_unit(old) {
             None => String::new(),
@@ -2238,31 +2225,35 @@ impl<'a> Plan<'a> {
     }
 
     /// "the clinic phoned, it's now wednesday 11th at 10:45", "we shifted
-    /// it to Sunday 28 June": a day said of "it" with a change is the new day of the
-    /// dated fact talked about last; a tie names none.
+    /// it to Sunday 28 June": a day said of "it" with a change is the new
+    /// day of the dated fact talked about last; a tie names none.
     fn day_by_pronoun(&self, s: &str) -> Option<extract::Record> {
         let day = extract::pronoun_day(s)?;
-        let mut dated: Vec<&Node> = self
+        let last = self.fact_activated_last(|n| {
+            n.label
+                .split_once(": ")
+                .and_then(|(_, v)| extract::value_unit(v))
+                .is_some_and(|u| u == "date")
+        })?;
+        let (subject, old) = last.label.split_once(": ")?;
+        (!old.eq_ignore_ascii_case(&day)).then(|| extract::Record::fact(subject, &day, s))
+    }
+
+    /// Of the facts in force that `keep` accepts, the one activated last;
+    /// a tie names none.
+    fn fact_activated_last(&self, keep: impl Fn(&Node) -> bool) -> Option<&Node> {
+        let mut facts: Vec<&Node> = self
             .current_of_kind(NodeKind::Fact)
             .into_iter()
             .filter_map(|id| self.node_ref(&id))
-            .filter(|n| {
-                n.label
-                    .split_once(": ")
-                    .and_then(|(_, v)| extract::value_unit(v))
-                    .is_some_and(|u| u == "date")
-            })
+            .filter(|n| keep(n))
             .collect();
-        dated.sort_by_key(|b| std::cmp::Reverse(b.last_activated));
-        let last = dated.first()?;
-        if dated
+        facts.sort_by_key(|b| std::cmp::Reverse(b.last_activated));
+        let last = facts.first()?;
+        let tie = facts
             .get(1)
-            .is_some_and(|b| b.last_activated == last.last_activated)
-        {
-            return None;
-        }
-        let (subject, old) = last.label.split_once(": ")?;
-        (!old.eq_ignore_ascii_case(&day)).then(|| extract::Record::fact(subject, &day, s))
+            .is_some_and(|b| b.last_activated == last.last_activated);
+        (!tie).then_some(*last)
     }
 
     fn relations(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) {
