@@ -4338,3 +4338,94 @@ fn what_a_relative_has_and_a_unit_after_a_number_are_no_names() {
         "{got:?}"
     );
 }
+
+#[test]
+fn choices_in_other_shapes_name_the_thing_chosen() {
+    words();
+    let label = |s: &str| extract::decision(s, None).map(|d| d.label);
+    // An option picked by number names the thing set beside it; a reason
+    // beside it is no thing.
+    assert_eq!(
+        label("fine, we pick option 2, Zorvex.").as_deref(),
+        Some("Use Zorvex")
+    );
+    assert_eq!(
+        label("we'll go with option B, it's cheaper.").as_deref(),
+        Some("Use option B")
+    );
+    // A dot inside a name or a number parts no clause.
+    assert_eq!(
+        label("ok, Quillchart.js is out, sadly.").as_deref(),
+        Some("Drop Quillchart.js")
+    );
+    assert_eq!(
+        label(
+            "kai says we need totals per week, and the full scan over 4.8B events is too slow for the lake."
+        ),
+        None
+    );
+    // An acronym names the new side of a move.
+    assert_eq!(
+        label("right, I am switching from Vortl to QRS 7.").as_deref(),
+        Some("Use QRS 7 instead of Vortl")
+    );
+    // Staying with a thing, after a clause of its own; not with a person.
+    assert_eq!(
+        label("tempting, but it's pricey, so staying with Brokk.").as_deref(),
+        Some("Use Brokk")
+    );
+    assert_eq!(label("so, staying with my aunt in Oxbury."), None);
+    // A named thing set to a purpose, without a verb.
+    assert_eq!(
+        label("PackWerk for the export archives.").as_deref(),
+        Some("Use PackWerk for the export archives")
+    );
+    for s in ["Thanks for the help.", "Notes for the standup."] {
+        assert_eq!(label(s), None, "{s}");
+    }
+}
+
+#[test]
+fn a_slot_moved_or_the_previous_one_dropped_replaces_the_choice_in_force() {
+    words();
+    // "the X goes on Y": a slot moved to a name ending in "-ed".
+    let g = session(&[
+        "so, Brokk for the thumbnail cache, one entry per image path.",
+        "so the thumbnail cache goes on zorpcached.",
+    ]);
+    assert_in_force(&g, "Use zorpcached");
+    let live = in_force(&g);
+    assert!(!live.iter().any(|l| l.starts_with("Use Brokk")), "{live:?}");
+    // "the previous one is dead" beside a new choice: the choice in
+    // force before it is replaced.
+    let g = session(&[
+        "Bit-pack the map, stay on Zephyrq.",
+        "PackWerk for the export archives. The previous one is dead, honestly.",
+    ]);
+    assert_in_force(&g, "Use PackWerk");
+    let live = in_force(&g);
+    assert!(
+        !live.iter().any(|l| l.starts_with("Use Zephyrq")),
+        "{live:?}"
+    );
+    // Said alone, it replaces nothing.
+    let g = session(&[
+        "Bit-pack the map, stay on Zephyrq.",
+        "The previous one is dead, honestly.",
+    ]);
+    assert_in_force(&g, "Use Zephyrq");
+    // "back to chemistry" goes back to a subject of the talk: no choice.
+    let g = session(&["Use Zephyrq for the saves.", "Back to chemistry then."]);
+    assert_eq!(in_force(&g), vec!["Use Zephyrq for the saves".to_owned()]);
+    // "scrap that, leave it at 5" keeps a value: no choice is dropped. A
+    // drop of "it" names the choice it drops.
+    let g = session(&[
+        "Use Zephyrq for the saves.",
+        "Snapshots every 5 minutes, too often? Hmm no, scrap that, leave it at 5.",
+    ]);
+    assert_eq!(in_force(&g), vec!["Use Zephyrq for the saves".to_owned()]);
+    let g = session(&["Use Zephyrq for the saves.", "hmm, forget it."]);
+    let labels: Vec<String> = g.nodes().into_iter().map(|n| n.label.clone()).collect();
+    assert!(labels.contains(&"Drop Zephyrq".to_owned()), "{labels:?}");
+    assert!(!labels.iter().any(|l| l.contains("(the ")), "{labels:?}");
+}

@@ -380,6 +380,10 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
         {
             choice = m.label;
         }
+        // "we pick option 2, X": the option's name, not its number.
+        if let Some(named) = option_named(&choice, choice_part, root) {
+            choice = named;
+        }
         if choice.is_empty() || is_non_choice(&choice) {
             return None;
         }
@@ -425,8 +429,45 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
     }
     instead_choice(trimmed, root)
         .or_else(|| it_is_choice(trimmed, root))
+        .or_else(|| for_choice(trimmed, root))
         .or_else(|| replacement_choice(trimmed, root))
         .or_else(|| slot_choice(trimmed, root))
+}
+
+/// "option 1, X" or "option B (X)": when `choice` is an option word and
+/// its number or letter, the named thing set beside it in `phrase`.
+fn option_named(choice: &str, phrase: &str, root: Option<&str>) -> Option<String> {
+    let mut ws = choice.split_whitespace();
+    let (word, mark) = (ws.next()?, ws.next()?);
+    let mark = mark.trim_end_matches([',', ':', ')', '.']);
+    if !lexicon::OPTION_CUES.contains(word.to_lowercase().as_str())
+        || mark.chars().count() > 2
+        || !mark.chars().all(char::is_alphanumeric)
+    {
+        return None;
+    }
+    let at = find_ci(phrase, &format!("{word} {mark}"))? + word.len() + 1 + mark.len();
+    let beside = phrase[at..].trim_start_matches([',', ':', '(', ' ', '-', '\u{2014}']);
+    // Only the next clause: the name set right beside the option.
+    let beside = beside.split([',', ';', '(', ')']).next()?.trim();
+    let beside = beside.trim_end_matches(['.', '!']);
+    if beside.is_empty() || beside.split_whitespace().count() > 4 {
+        return None;
+    }
+    // It names a thing: "option B, it's cheaper" gives a reason.
+    // A word the frequency list does not know is a name in lowercase.
+    let unknown = |w: &str| {
+        let w = w.to_lowercase();
+        lexicon::frequencies_loaded()
+            && w.chars().any(char::is_alphabetic)
+            && w.chars().all(|c| c.is_alphanumeric() || c == '-')
+            && !lexicon::is_known_word(&w)
+    };
+    let names = mentions(&format!("x {beside}"), root)
+        .first()
+        .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
+        || beside.split_whitespace().next().is_some_and(unknown);
+    (names && chosen_of(beside, root).is_some()).then(|| trim_fillers(beside))
 }
 
 /// The words of `span` (as written) whose lowercase form is in `slot`.
@@ -462,7 +503,9 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .iter()
                 .any(|w| lexicon::EVALUATIVE_NOUNS.contains(w.as_str()) || lexicon::is_role_noun(w))
     };
-    let thing = |p: &str| {
+    // `moved`: the thing a slot moved to ("… moves to memcached"), where a
+    // word in "-ed" is a name, not how the slot stands.
+    let thing = |p: &str, moved: bool| {
         let ms = mentions(&format!("x {p}"), root);
         !p.is_empty()
             && !ms.iter().any(|m| m.kind == NodeKind::Person)
@@ -474,10 +517,10 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
                         && w.chars().any(char::is_alphabetic)
                         && !lexicon::is_known_word(&w)
                         // "the page is unblocked" says how it stands.
-                        && !lexicon::is_participle(written)
+                        && (moved || !lexicon::is_participle(written))
                 }))
     };
-    let complement = |from: usize| -> Option<String> {
+    let complement = |from: usize, moved: bool| -> Option<String> {
         let mut rest = words.get(from..)?;
         // "the logs are X now": the adverb is no part of X (a short
         // complement only: "on X 4.2 right now" is no choice).
@@ -499,7 +542,7 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .join(" ")
             .trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '.' | '!'))
             .to_owned();
-        thing(&p).then_some(p)
+        thing(&p, moved).then_some(p)
     };
     if lws.iter().any(|w| {
         lexicon::TENTATIVE_MODALS.contains(w.as_str())
@@ -525,7 +568,8 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     // "we switched the caterer to X", "logging moves to X".
     if let Some(v) =
         (k..(k + 4).min(lws.len())).find(|&i| lexicon::MOVE_FROM_VERBS.contains(lws[i].as_str()))
-        && let Some(to) = (v + 1..(v + 6).min(lws.len())).find(|&i| lws[i] == "to")
+        && let Some(to) = (v + 1..(v + 6).min(lws.len()))
+            .find(|&i| lexicon::SLOT_MOVE_PREPOSITIONS.contains(lws[i].as_str()))
     {
         // An imperative ("move the search to X") is the decision cues'
         // case; a report ("changed the caterer to X") is this one's.
@@ -538,7 +582,7 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
             .filter(|w| !lexicon::TOPIC_DETERMINERS.contains(w.as_str()) && *w != "over")
             .cloned()
             .collect();
-        let new = complement(to + 1)?;
+        let new = complement(to + 1, true)?;
         if !slot_ok(&slot) {
             return None;
         }
@@ -567,7 +611,7 @@ fn slot_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     if !slot_ok(&slot) {
         return None;
     }
-    let new = complement(cop + 1)?;
+    let new = complement(cop + 1, false)?;
     let named = as_written(&words[k + 1..cop], &slot);
     let d = decision(&format!("let's use {new} for the {named}"), root)?;
     Some(Decision {
@@ -674,9 +718,12 @@ fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .iter()
                 .any(|m| m.strong && (people || m.kind != NodeKind::Person))
                 || p.split_whitespace().any(|w| {
-                    let w = w
-                        .trim_matches(|c: char| !c.is_alphanumeric())
-                        .to_lowercase();
+                    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                    // "from Vortl to QRS": an acronym names a thing.
+                    if super::mentions::is_acronym(w) {
+                        return true;
+                    }
+                    let w = w.to_lowercase();
                     lexicon::frequencies_loaded()
                         && w.chars().all(|c| c.is_alphanumeric() || c == '-')
                         && w.chars().any(char::is_alphabetic)
@@ -733,6 +780,52 @@ fn it_is_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
         return None;
     }
     plain_choice(x, root, sentence.trim())
+}
+
+/// "X for the export archives", "Y for the logs": a verbless clause that sets
+/// a named thing to a purpose. The thing is a code shape, an acronym or a
+/// word the frequency list does not know (so "Thanks for the help",
+/// "Notes for the standup" choose nothing); the purpose is a short noun
+/// phrase after a determiner, and the clause ends there.
+fn for_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
+    let s = strip_interjections(strip_clause_lead(sentence));
+    let clause = s
+        .split([',', ';'])
+        .next()?
+        .trim()
+        .trim_end_matches(['.', '!']);
+    let ws: Vec<&str> = clause.split_whitespace().collect();
+    let f = ws.iter().position(|w| w.eq_ignore_ascii_case("for"))?;
+    let purpose = ws.len().checked_sub(f + 2)?;
+    if !(1..=2).contains(&f)
+        || !(1..=4).contains(&purpose)
+        || !lexicon::DETERMINERS.contains(ws[f + 1].to_lowercase().as_str())
+        || ws[f + 2..]
+            .iter()
+            .any(|w| lexicon::is_stop(&w.to_lowercase()))
+    {
+        return None;
+    }
+    let first = ws[0].trim_matches('`');
+    let shaped = first.chars().skip(1).any(char::is_uppercase)
+        || super::mentions::is_acronym(first)
+        || (lexicon::frequencies_loaded()
+            && first.chars().any(char::is_alphabetic)
+            && first
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && !lexicon::is_known_word(&first.to_lowercase()));
+    let person = mentions(&format!("x {}", ws[..f].join(" ")), root)
+        .iter()
+        .any(|m| m.kind == NodeKind::Person);
+    if !shaped || person || is_request(clause) {
+        return None;
+    }
+    let d = decision(&format!("let's use {clause}"), root).filter(|d| d.chosen.is_some())?;
+    Some(Decision {
+        sentence: sentence.trim().to_owned(),
+        ..d
+    })
 }
 
 /// "Use `choice`", choosing the thing it names, with no topic and nothing
@@ -883,11 +976,22 @@ pub(super) fn finish_decision(
     }
 }
 
+/// The text after the last of `marks` or full stop in `s`: its last
+/// clause. A dot inside a word ("Chart.js", "4.8B") parts nothing.
+fn last_clause<'s>(s: &'s str, marks: &[char]) -> &'s str {
+    s.char_indices()
+        .rev()
+        .find(|&(i, c)| {
+            marks.contains(&c) || (c == '.' && s[i + 1..].starts_with(char::is_whitespace))
+        })
+        .map_or(s, |(i, c)| &s[i + c.len_utf8()..])
+}
+
 /// Whether the last clause of `head` reports what someone other than the
 /// speaker says or thinks ("priya reckons …", "the client wants …"), not "I
 /// think …" or "we agreed …".
 fn reported_by_another(head: &str) -> bool {
-    let clause = head.rsplit(['.', ';', ':']).next().unwrap_or("");
+    let clause = last_clause(head, &[';', ':']);
     let words: Vec<String> = clause
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
@@ -932,7 +1036,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             .filter(|&(p, len)| ends_clause(c, p + len))
     }) {
         let head = sentence[..p].trim();
-        let head = head.rsplit(['.', ';', ',']).next().unwrap_or(head).trim();
+        let head = last_clause(head, &[';', ',']).trim();
         let head: Vec<&str> = head
             .split_whitespace()
             .filter(|w| !lexicon::INTERJECTIONS.contains(w.to_lowercase().as_str()))
@@ -964,6 +1068,19 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                 .is_some_and(|w| lexicon::is_person_noun(&w.to_lowercase()));
         // "priya reckons X is overkill": someone's view, not a drop.
         let reported = reported_by_another(&sentence[..p]);
+        // "the previous one is dead": the choice before the one in force,
+        // which the probe knows.
+        if !reported && lexicon::PREVIOUS_REFS.contains(&head.to_lowercase()) {
+            return Some(finish_decision(
+                format!("Drop {EARLIER_CHOICE}"),
+                None,
+                Some(EARLIER_CHOICE.to_owned()),
+                "",
+                "",
+                DecisionMove::Drop,
+                sentence,
+            ));
+        }
         if (1..=4).contains(&head.split_whitespace().count())
             && !someone
             && !reported
@@ -1014,10 +1131,22 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             continue;
         }
         let head = sentence[..at].trim().trim_end_matches(',').to_lowercase();
-        // "keep" only as an imperative: "actually keep X", "ok keep X".
+        // "keep" only as an imperative: "actually keep X", "ok keep X",
+        // maybe after a clause of its own ("tempting, but staying with X").
+        // "we're staying with X" may be a place to sleep.
         if cue.contains("keep") || cue.starts_with("stay") {
-            let lead_ok = head.is_empty()
-                || head.split_whitespace().all(|w| {
+            let lead = if cue.contains("keep") {
+                head.clone()
+            } else {
+                sentence[..at]
+                    .rsplit([',', ';'])
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_lowercase()
+            };
+            let lead_ok = lead.is_empty()
+                || lead.split_whitespace().all(|w| {
                     lexicon::INTERJECTIONS.contains(w.trim_matches([',', ':', ';']))
                         || w == "let's"
                         || w == "we'll"
@@ -1044,7 +1173,12 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
                 sentence,
             ));
         }
-        if choice.is_empty() || is_non_choice(&choice) {
+        // "staying with my aunt": a person, not a choice.
+        let possessed = choice
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| lexicon::PERSON_POSSESSIVES.contains(w.to_lowercase().as_str()));
+        if choice.is_empty() || is_non_choice(&choice) || (cue.starts_with("stay") && possessed) {
             continue;
         }
         // "actually keep the library": a thing kept is definite, so a
@@ -1152,6 +1286,27 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
             .get(dropped_part.len()..)
             .unwrap_or("")
             .trim_start_matches([',', ';', ' ', '-', '—']);
+        // "never mind that, leave it at 8": what is set aside is a change of a
+        // value, which stays; no choice is dropped.
+        if pronoun {
+            let ws: Vec<String> = after
+                .split_whitespace()
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase()
+                })
+                .collect();
+            let keeps_value = ws.iter().enumerate().any(|(i, w)| {
+                lexicon::DROPPED_PRONOUNS.contains(w.as_str())
+                    && ws[i + 1..]
+                        .iter()
+                        .take(2)
+                        .any(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if keeps_value {
+                continue;
+            }
+        }
         // "drop X and move state into Y": the connective leads nothing.
         let after = lexicon::CLAUSE_CONNECTIVES
             .iter()

@@ -356,6 +356,11 @@ list!(
     "Verbs of a move from one named thing to another (\"moving from Y to X\")."
 );
 list!(
+    SLOT_MOVE_PREPOSITIONS,
+    "slot_move_prepositions.txt",
+    "Prepositions before the place a slot moves to (\"the cache goes on X\")."
+);
+list!(
     MEASURE_VERBS,
     "measure_verbs.txt",
     "Verbs that link a subject to the measure after them (\"the build took 9 minutes\")."
@@ -1105,6 +1110,7 @@ mod tests {
             &*MEASURE_VERBS,
             &*REPLACE_VERBS,
             &*MOVE_FROM_VERBS,
+            &*SLOT_MOVE_PREPOSITIONS,
             &*TENTATIVE_MODALS,
             &*GUESSING_MODALS,
             &*EVALUATIVE_NOUNS,

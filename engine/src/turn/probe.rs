@@ -25,6 +25,10 @@ use crate::transcript::Turn;
 /// to without naming it (see `Plan::latest_decision_except`).
 const UNNAMED_REFERENCE_TURNS: u32 = 3;
 
+/// How common (Zipf) a word is that "back to" a conversation's subject
+/// names rather than a choice: "back to physics", "back to work".
+const RETURN_SUBJECT_ZIPF: f32 = 4.2;
+
 /// A topic word at least this frequent (Zipf scale) names no topic alone.
 const TOPIC_WORD_ZIPF: f32 = 5.5;
 
@@ -2676,6 +2680,22 @@ impl<'a> Plan<'a> {
         self.newest(recent)
     }
 
+    /// The decision in force, not a drop, that this turn made: the newest
+    /// first said in this turn of this session.
+    fn decision_made_this_turn(&self) -> Option<NodeId> {
+        let made = self.live_choices(None).filter(|id| {
+            self.node_ref(id).is_some_and(|n| {
+                n.evidence
+                    .iter()
+                    .filter(|e| e.session == self.input.session)
+                    .map(|e| e.turn)
+                    .min()
+                    == Some(self.turn)
+            })
+        });
+        self.newest(made)
+    }
+
     /// Decisions in force that make a choice (not drops), other than `except`.
     fn live_choices<'s>(&'s self, except: Option<&'s NodeId>) -> impl Iterator<Item = NodeId> + 's {
         self.current_of_kind(NodeKind::Decision)
@@ -2770,6 +2790,17 @@ impl<'a> Plan<'a> {
             let Some(dropped) = d.replaced.as_deref() else {
                 return;
             };
+            // "Y for the exports. The previous one is dead.": the choice this
+            // turn made replaces the one in force before it.
+            if dropped == extract::EARLIER_CHOICE {
+                if let Some(new) = self.decision_made_this_turn()
+                    && let Some(old) = self.newest(self.live_choices(Some(&new)))
+                    && self.choice_of(&old) != self.choice_of(&new)
+                {
+                    self.supersede(&new, &old);
+                }
+                return;
+            }
             let mut targets: Vec<NodeId> = self
                 .decisions_replaced(dropped)
                 .into_iter()
@@ -2790,8 +2821,22 @@ impl<'a> Plan<'a> {
                     None => return,
                 }
             }
+            // "forget it": the drop names what it dropped, never the
+            // placeholder.
+            let label = if d.label.contains(extract::PREVIOUS_CHOICE) {
+                let Some(name) = self
+                    .choice_of(&targets[0])
+                    .and_then(|c| self.node_ref(&c))
+                    .map(|c| c.label.clone())
+                else {
+                    return;
+                };
+                d.label.replace(extract::PREVIOUS_CHOICE, &name)
+            } else {
+                d.label.clone()
+            };
             let m = Mention {
-                label: d.label.clone(),
+                label,
                 kind: NodeKind::Decision,
                 domain: self
                     .node_ref(&targets[0])
@@ -2929,6 +2974,22 @@ impl<'a> Plan<'a> {
             return;
         }
         if d.moves == DecisionMove::Return {
+            // "Back to geometry now.": a return to a common word never
+            // chosen, with nothing dropped or named against it, returns to
+            // a subject of the talk, not to a choice.
+            let plain_word = !chosen_name.contains(' ')
+                && chosen_name.chars().all(char::is_alphabetic)
+                && extract::lexicon::is_common(&chosen_name, RETURN_SUBJECT_ZIPF);
+            if earlier.is_empty()
+                && plain_word
+                && !find_word(&d.sentence, "keep")
+                && d.replaced.is_none()
+                && !d.label.contains(" for ")
+                && self.last_drop.is_none()
+                && self.recent_drop().is_none()
+            {
+                return;
+            }
             // "keep X" with no earlier X is not a decision at all.
             // "Keep X for schema" names its topic: a choice all the same.
             if earlier.is_empty() && find_word(&d.sentence, "keep") && !d.label.contains(" for ") {
