@@ -2821,16 +2821,15 @@ impl<'a> Plan<'a> {
                     None => return,
                 }
             }
-            // "forget it": the drop names what it dropped, never the
-            // placeholder.
+            // "forget it": the drop names what it dropped (its choice, else
+            // the decision's own words), never the placeholder.
             let label = if d.label.contains(extract::PREVIOUS_CHOICE) {
-                let Some(name) = self
+                let name = self
                     .choice_of(&targets[0])
                     .and_then(|c| self.node_ref(&c))
-                    .map(|c| c.label.clone())
-                else {
-                    return;
-                };
+                    .or_else(|| self.node_ref(&targets[0]))
+                    .map(|n| n.label.trim_start_matches("Use ").to_owned())
+                    .unwrap_or_default();
                 d.label.replace(extract::PREVIOUS_CHOICE, &name)
             } else {
                 d.label.clone()
