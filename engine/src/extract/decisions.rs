@@ -253,13 +253,7 @@ pub fn decision(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 .split_whitespace()
                 .last()
                 .is_some_and(|w| w.eq_ignore_ascii_case("i"));
-            let unknown = !personal
-                && lexicon::frequencies_loaded()
-                && lead_word.chars().any(char::is_alphabetic)
-                && lead_word
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
-                && !lexicon::is_known_word(&lead_word.to_lowercase());
+            let unknown = !personal && unknown_name(lead_word, &['-', '_']);
             let shaped = unknown
                 || super::mentions::is_acronym(lead_word)
                 || lead_word
@@ -455,18 +449,13 @@ fn option_named(choice: &str, phrase: &str, root: Option<&str>) -> Option<String
         return None;
     }
     // It names a thing: "option B, it's cheaper" gives a reason.
-    // A word the frequency list does not know is a name in lowercase.
-    let unknown = |w: &str| {
-        let w = w.to_lowercase();
-        lexicon::frequencies_loaded()
-            && w.chars().any(char::is_alphabetic)
-            && w.chars().all(|c| c.is_alphanumeric() || c == '-')
-            && !lexicon::is_known_word(&w)
-    };
     let names = mentions(&format!("x {beside}"), root)
         .first()
         .is_some_and(|m| m.strong && m.kind != NodeKind::Person)
-        || beside.split_whitespace().next().is_some_and(unknown);
+        || beside
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| unknown_name(w, &['-']));
     (names && chosen_of(beside, root).is_some()).then(|| trim_fillers(beside))
 }
 
@@ -720,14 +709,7 @@ fn replacement_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
                 || p.split_whitespace().any(|w| {
                     let w = w.trim_matches(|c: char| !c.is_alphanumeric());
                     // "from Vortl to QRS": an acronym names a thing.
-                    if super::mentions::is_acronym(w) {
-                        return true;
-                    }
-                    let w = w.to_lowercase();
-                    lexicon::frequencies_loaded()
-                        && w.chars().all(|c| c.is_alphanumeric() || c == '-')
-                        && w.chars().any(char::is_alphabetic)
-                        && !lexicon::is_known_word(&w)
+                    super::mentions::is_acronym(w) || unknown_name(w, &['-'])
                 }))
     };
     if !named(&new, true)
@@ -809,12 +791,7 @@ fn for_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     let first = ws[0].trim_matches('`');
     let shaped = first.chars().skip(1).any(char::is_uppercase)
         || super::mentions::is_acronym(first)
-        || (lexicon::frequencies_loaded()
-            && first.chars().any(char::is_alphabetic)
-            && first
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            && !lexicon::is_known_word(&first.to_lowercase()));
+        || unknown_name(first, &['-', '_', '.']);
     let person = mentions(&format!("x {}", ws[..f].join(" ")), root)
         .iter()
         .any(|m| m.kind == NodeKind::Person);
@@ -893,8 +870,19 @@ fn instead_choice(sentence: &str, root: Option<&str>) -> Option<Decision> {
     ))
 }
 
+/// Whether `w` is a name written like a word: letters (and digits or
+/// `joiners`) that the frequency list does not know ("zorpm", "wt-trim").
+/// False without the list.
+fn unknown_name(w: &str, joiners: &[char]) -> bool {
+    lexicon::frequencies_loaded()
+        && w.chars().any(char::is_alphabetic)
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || joiners.contains(&c))
+        && !lexicon::is_known_word(&w.to_lowercase())
+}
+
 /// The words of a phrase, lowercase, without the punctuation around them.
-pub(super) fn bare_words(phrase: &str) -> Vec<String> {
+pub fn bare_words(phrase: &str) -> Vec<String> {
     phrase
         .split_whitespace()
         .map(|w| {
@@ -1289,13 +1277,7 @@ pub(super) fn change_of_mind(sentence: &str, root: Option<&str>) -> Option<Decis
         // "never mind that, leave it at 8": what is set aside is a change of a
         // value, which stays; no choice is dropped.
         if pronoun {
-            let ws: Vec<String> = after
-                .split_whitespace()
-                .map(|w| {
-                    w.trim_matches(|c: char| !c.is_alphanumeric())
-                        .to_lowercase()
-                })
-                .collect();
+            let ws = bare_words(after);
             let keeps_value = ws.iter().enumerate().any(|(i, w)| {
                 lexicon::DROPPED_PRONOUNS.contains(w.as_str())
                     && ws[i + 1..]

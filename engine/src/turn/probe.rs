@@ -1303,13 +1303,7 @@ impl<'a> Plan<'a> {
             .next()
             .unwrap_or_default()
             .to_lowercase();
-        let lws: Vec<String> = s
-            .split_whitespace()
-            .map(|w| {
-                w.trim_matches(|c: char| !c.is_alphanumeric())
-                    .to_lowercase()
-            })
-            .collect();
+        let lws = extract::bare_words(s);
         let stated = lws.iter().enumerate().any(|(i, w)| {
             *w == first
                 && lws[i.saturating_sub(3)..i].iter().any(|p| {
