@@ -4429,3 +4429,79 @@ fn a_slot_moved_or_the_previous_one_dropped_replaces_the_choice_in_force() {
     assert!(labels.contains(&"Drop Zephyrq".to_owned()), "{labels:?}");
     assert!(!labels.iter().any(|l| l.contains("(the ")), "{labels:?}");
 }
+
+#[test]
+fn a_count_stated_alone_is_a_fact_of_what_it_counts() {
+    words();
+    // A count with nothing but leading words before it, in digits or in
+    // words, is a fact of the noun it counts; "not" and a count is its
+    // history.
+    let g = session(&["9 volunteers so far."]);
+    assert_eq!(
+        in_force_of(&g, NodeKind::Fact),
+        vec!["volunteers: 9 volunteers".to_owned()]
+    );
+    let g = session(&["ok and it's seven kilns not three, the shed holds more."]);
+    assert_fact_replaced(&g, "7 kilns", "3 kilns");
+    // A later count of what a fact in force counts is its new value.
+    let g = session(&["the pear order is 14 crates.", "hmm no, it's 11 crates."]);
+    assert_fact_replaced(&g, "11 crates", "14 crates");
+    // No count: a measure, a rate, a multiple, a list opened, the parts of
+    // what comes next, a count inside someone else's clause, or the
+    // subject of a clause of its own.
+    for s in [
+        "£1,080 looks thin.",
+        "40% feels right.",
+        "40 requests per hour.",
+        "That's four times the old figure.",
+        "3 kilns: the big one, the test one and the raku one.",
+        "Two questions.",
+        "the volunteers said 9 kilns.",
+        "12 minutes is plenty.",
+        "Nine kilns already cracked this year.",
+    ] {
+        let g = session(&[s]);
+        let facts = in_force_of(&g, NodeKind::Fact);
+        assert!(
+            !facts.iter().any(|f| f.contains("kilns: ")
+                || f.contains("requests: ")
+                || f.contains("times: ")
+                || f.contains("questions: ")
+                || f.contains("minutes: ")
+                || f.contains("looks")
+                || f.contains("feels")),
+            "{s}: {facts:?}"
+        );
+    }
+}
+
+#[test]
+fn a_measure_names_what_it_is_on_or_off_for() {
+    words();
+    // A measure opening its clause is of what it is put on, or off for.
+    assert_eq!(
+        fact("fine by me, 15% on spare parts and the rest unchanged").as_deref(),
+        Some("spare parts: 15%")
+    );
+    assert_eq!(
+        fact("12% off for members.").as_deref(),
+        Some("members: 12%")
+    );
+    // A negative number is a value.
+    assert_eq!(
+        fact("the freezer setpoint is -18 °C now").as_deref(),
+        Some("freezer setpoint: -18 °C")
+    );
+    // After a determiner the measure describes a thing; a clock time on a
+    // day is when, not a measure.
+    for s in [
+        "the 40mg tablets on the top shelf expired.",
+        "ok, 21:05 on the evening it broke.",
+    ] {
+        assert!(
+            !fact(s).is_some_and(|f| f.starts_with("top shelf") || f.starts_with("evening")),
+            "{s}: {:?}",
+            fact(s)
+        );
+    }
+}

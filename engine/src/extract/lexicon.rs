@@ -487,6 +487,31 @@ list!(
     "Words before the label of an option a user picks (\"let's go with 2\")."
 );
 list!(
+    NUMBER_WORDS,
+    "number_words.txt",
+    "Cardinal numbers written as words, each with its digits (\"five 5\")."
+);
+list!(
+    COUNT_LEADS,
+    "count_leads.txt",
+    "Words that may come before a count the sentence states."
+);
+list!(
+    COUNT_ADVERBS,
+    "count_adverbs.txt",
+    "Words that may follow a count the sentence states (\"right now\")."
+);
+list!(
+    COUNT_LINKS,
+    "count_links.txt",
+    "Words that may go on from a stated count past its adverbs."
+);
+list!(
+    DISCOURSE_NOUNS,
+    "discourse_nouns.txt",
+    "Plural nouns after a number that are not things counted."
+);
+list!(
     OPTION_PICK_TAILS,
     "option_pick_tails.txt",
     "Words that may follow a bare option label (\"a for now\")."
@@ -1194,6 +1219,11 @@ mod tests {
             &*LATER_VALUE_SKIPS,
             &*OPTION_PICK_LEADS,
             &*OPTION_PICK_TAILS,
+            &*NUMBER_WORDS,
+            &*COUNT_LEADS,
+            &*DISCOURSE_NOUNS,
+            &*COUNT_ADVERBS,
+            &*COUNT_LINKS,
         ] {
             assert!(l.iter().count() > 0);
             assert!(

@@ -874,6 +874,11 @@ pub(super) fn value_token(t: &str) -> bool {
         )
     });
     let t = t.trim_start_matches(['$', '€', '£', '~', '<', '>', '≤', '≥']);
+    // A negative number: "-16 LUFS", "−40".
+    let t = t
+        .strip_prefix(['-', '−'])
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or(t);
     if t.is_empty() || !t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
         return false;
     }
@@ -924,21 +929,7 @@ fn fact_value(ws: &[super::Word<'_>], lws: &[String], vi: usize) -> String {
         .text
         .chars()
         .all(|c| c.is_ascii_digit() || matches!(c, '.' | ','));
-    let counts = |i: usize| {
-        lws.get(i).is_some_and(|w| {
-            lexicon::IRREGULAR_PLURALS.contains(w.as_str())
-                || (w.len() >= 4
-                    && w.chars().all(|c| c.is_ascii_lowercase())
-                    && w.ends_with('s')
-                    && !w.ends_with("ss")
-                    && !w.ends_with("us")
-                    && !w.ends_with("is")
-                    && !lexicon::is_stop(w)
-                    && !lexicon::is_closed_class(w)
-                    && lexicon::is_known_word(w)
-                    && lexicon::is_known_word(&w[..w.len() - 1]))
-        })
-    };
+    let counts = |i: usize| lws.get(i).is_some_and(|w| plural_noun(w));
     // "3.6 billion rows", "£2 million": a number word that scales the
     // number is part of it (`magnitudes.txt`), with the unit or the
     // counted noun after it.
@@ -1540,6 +1531,109 @@ pub fn pronoun_value(sentence: &str) -> Option<(String, Option<String>)> {
         return None;
     }
     Some((value.clone(), value_denied(&ws, &lws, vi, &value)))
+}
+
+/// The digits of a whole count written either way: "12", "1,200" or
+/// "twelve".
+fn count_digits(w: &str) -> Option<String> {
+    if !w.is_empty() && w.chars().all(|c| c.is_ascii_digit() || c == ',') {
+        let digits: String = w.chars().filter(char::is_ascii_digit).collect();
+        return (!digits.is_empty()).then_some(digits);
+    }
+    lexicon::NUMBER_WORDS.iter().find_map(|line| {
+        let (word, digits) = line.split_once(' ')?;
+        (word == w).then(|| digits.trim().to_owned())
+    })
+}
+
+/// Whether a lowercase word is the plural of a known noun ("rows",
+/// "people"): the noun a number counts.
+fn plural_noun(w: &str) -> bool {
+    lexicon::IRREGULAR_PLURALS.contains(w)
+        || (w.len() >= 4
+            && w.chars().all(|c| c.is_ascii_lowercase())
+            && w.ends_with('s')
+            && !w.ends_with("ss")
+            && !w.ends_with("us")
+            && !w.ends_with("is")
+            && !lexicon::is_stop(w)
+            && !lexicon::is_closed_class(w)
+            && ((lexicon::is_known_word(w) && lexicon::is_known_word(&w[..w.len() - 1]))
+                // "loaves", "depots": WordNet knows the noun.
+                || lexicon::names_a_thing(w).is_some()))
+}
+
+/// Whether `w` names things that are counted one by one ("members",
+/// "depots"): a [plural noun](plural_noun), neither a unit of measure
+/// ("minutes", "kg") nor a part of what is said next ("two questions:").
+fn counted_noun(w: &str) -> bool {
+    plural_noun(w)
+        && !lexicon::DISCOURSE_NOUNS.contains(w)
+        && !lexicon::UNIT_DIMENSIONS
+            .iter()
+            .any(|line| line.split_whitespace().any(|u| u == w))
+}
+
+/// "9 volunteers so far", "so we're down to 7 volunteers", "it's five
+/// kilns not three": a count of a plural noun that is what the sentence
+/// states, nothing but leading words before it, as "12 members", with
+/// the count the sentence denies ("not four", "not 25") in the same
+/// noun.
+pub fn count_value(sentence: &str) -> Option<(String, Option<String>)> {
+    let (_, ws, _) = statement(sentence)?;
+    let said: Vec<String> = ws.iter().map(super::Word::spoken).collect();
+    let at = said.iter().position(|w| {
+        !(lexicon::COUNT_LEADS.contains(w.as_str()) || lexicon::INTERJECTIONS.contains(w.as_str()))
+    })?;
+    // The number as written: "£1,080" and "50%" are measures, "1)" a
+    // list's mark.
+    let written = ws[at].raw.trim_end_matches([',', '.', ';', ':', '!']);
+    if written.chars().any(|c| !c.is_alphanumeric() && c != ',') {
+        return None;
+    }
+    let n = count_digits(&said[at])?;
+    let noun = said.get(at + 1).filter(|w| counted_noun(w))?;
+    // "40 requests per hour" is a rate; "two lab benches" counts the
+    // last noun.
+    if said
+        .get(at + 2)
+        .is_some_and(|w| w == "per" || plural_noun(w))
+    {
+        return None;
+    }
+    // "3 services: …": a list opened, not a count stated.
+    if ws[at + 1].raw.ends_with(':') {
+        return None;
+    }
+    // Without a copula before it ("it's", "we're"), a count opening the
+    // sentence is a value only when nothing but its adverbs, a clause
+    // mark or a link follows ("9 volunteers so far", "5 tutors on the
+    // evening course"); "three tutors asked …" is a clause's subject.
+    let copula = said[..at]
+        .iter()
+        .any(|w| lexicon::COPULAS.contains(w.as_str()) || w.contains('\''));
+    let mut k = at + 2;
+    while said
+        .get(k)
+        .is_some_and(|w| lexicon::COUNT_ADVERBS.contains(w.as_str()))
+        && !ws[k - 1].raw.ends_with(super::CLAUSE_MARKS)
+    {
+        k += 1;
+    }
+    let stated = k >= said.len()
+        || ws[k - 1].raw.ends_with(super::CLAUSE_MARKS)
+        || lexicon::COUNT_LINKS.contains(said[k].as_str());
+    if !copula && !stated {
+        return None;
+    }
+    // The count denied: "not" and a count later in the sentence, the
+    // only one.
+    let mut denied = (at + 2..said.len())
+        .filter(|&i| said[i - 1] == "not")
+        .filter_map(|i| count_digits(&said[i]));
+    let old = denied.next().filter(|d| *d != n);
+    let old = if denied.next().is_some() { None } else { old };
+    Some((format!("{n} {noun}"), old.map(|d| format!("{d} {noun}"))))
 }
 
 /// The value a sentence denies right after the value `value` at word `vi`
@@ -2380,12 +2474,27 @@ fn fact_of_subject(
     let plain_subject = plain_subject || listed || labelled;
     // The words before the value name it by the sentence's shape.
     let shaped = !subject.is_empty() && (plain_subject || (linked && has_head(&subject)));
-    // "go with 10 minutes for the cache ttl": what the value is for.
+    // "go with 10 minutes for the cache ttl": what the value is for. "fine,
+    // 15% on spare parts": a measure is on what it applies to; "12% off
+    // for members".
+    // "the 40mg tablets on the top shelf": after a determiner the value
+    // describes a thing, it is no measure set on one.
+    let opens_clause = subject.is_empty()
+        && (vi == 0
+            || ws[vi - 1].raw.ends_with(super::CLAUSE_MARKS)
+            || !lexicon::DETERMINERS.contains(lws[vi - 1].as_str()));
     let for_subject = || {
-        if lws.get(after_value).is_none_or(|w| w != "for") {
-            return None;
+        let measured = value_unit(&value).is_some_and(|u| u != "date");
+        let mut k = after_value;
+        if measured && lws.get(k).is_some_and(|w| w == "off") {
+            k += 1;
         }
-        let mut k = after_value + 1;
+        match lws.get(k).map(String::as_str) {
+            Some("for") => {}
+            Some("on") if measured && k == after_value && opens_clause && !clock_time(&value) => {}
+            _ => return None,
+        }
+        let mut k = k + 1;
         while lws.get(k).is_some_and(|w| lexicon::is_stop(w)) {
             k += 1;
         }

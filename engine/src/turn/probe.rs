@@ -2134,7 +2134,9 @@ impl<'a> Plan<'a> {
     /// the quantity its unit measures ("price", "weight"), the denied value
     /// its history. Recorded here; the record said is returned.
     fn pronoun_fact(&mut self, s: &str, ids: &[(NodeId, NodeKind)]) -> Option<extract::Record> {
-        let (value, denied) = match extract::pronoun_value(s) {
+        let count = extract::count_value(s);
+        let counted = count.is_some();
+        let (value, denied) = match count.or_else(|| extract::pronoun_value(s)) {
             Some((value, denied)) => (value, denied),
             None => extract::denied_measure(s).map(|(v, d)| (v, Some(d)))?,
         };
@@ -2155,11 +2157,22 @@ impl<'a> Plan<'a> {
                 return Some(r);
             }
         }
-        // "we need 4 replicas, not 2": a count set against another names
-        // what it counts ("replicas"), where no quantity measures it.
+        // "hmm no, it's 11 crates": a count of what one fact in force
+        // counts is that fact's new value.
+        if counted
+            && let Some((subject, old)) = self.fact_in(&unit)
+            && old != value.to_lowercase()
+        {
+            let r = extract::Record::fact(&subject, &value, s);
+            self.record(&r, ids);
+            return Some(r);
+        }
+        // "we need 4 replicas, not 2", "9 volunteers so far": a count set
+        // against another, or stated alone, names what it counts
+        // ("replicas"), where no quantity measures it.
         let counted_noun = || {
             let noun = unit.split_whitespace().next()?;
-            (denied.is_some()
+            ((denied.is_some() || counted)
                 && noun.len() > 2
                 && noun.chars().all(char::is_alphabetic)
                 && !extract::lexicon::is_closed_class(noun))
