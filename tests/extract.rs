@@ -704,6 +704,9 @@ fn at(min: i64) -> DateTime<Utc> {
 
 /// Runs the heuristic probe over each prompt in turn, applying its patch.
 fn session(prompts: &[&str]) -> Graph {
+    // The word lists load once per process: every session reads them, so
+    // no test's result depends on which test ran first.
+    words();
     let mut g = Graph::new();
     let mut probe = HeuristicProbe::default();
     for (i, p) in prompts.iter().enumerate() {
@@ -1335,6 +1338,7 @@ fn terse_answers_and_a_bare_instead_are_choices() {
 
 /// Runs the heuristic probe over (prompt, reply) turns, one probe each.
 fn session_with_replies(turns: &[(&str, &str)]) -> Graph {
+    words();
     let mut g = Graph::new();
     let mut probe = HeuristicProbe::default();
     let mut previous = String::new();
@@ -4504,4 +4508,22 @@ fn a_measure_names_what_it_is_on_or_off_for() {
             fact(s)
         );
     }
+}
+
+#[test]
+fn going_back_to_what_was_never_recorded_drops_the_change_in_force() {
+    words();
+    // What "we had" was never heard, but the change in force is left.
+    let g = session(&[
+        "switch the export job to zorpfmt.",
+        "the zorpfmt export took 14 minutes, no gain.",
+        "meh, scrap it, back to what we used before.",
+    ]);
+    assert_eq!(in_force(&g), vec!["Drop zorpfmt".to_owned()]);
+    // A choice that said no change is no change to turn down.
+    let g = session(&[
+        "we use zorpfmt for the export job.",
+        "right, back to what we used before.",
+    ]);
+    assert_in_force(&g, "Use zorpfmt");
 }

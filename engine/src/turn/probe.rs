@@ -2863,10 +2863,37 @@ impl<'a> Plan<'a> {
             return;
         };
         // "go back to what we had": the choice made before the one in
-        // force; nothing when none was replaced.
+        // force. When none is on record, what we had was never heard, but
+        // the change in force is turned down: the newest choice that said
+        // a change within KEEP_WINDOW_TURNS turns is dropped.
         if chosen_name == extract::EARLIER_CHOICE {
             let Some(label) = self.earlier_choice() else {
-                return;
+                let session = self.input.session;
+                let changes = self.live_choices(None).filter(|id| {
+                    self.node_ref(id).is_some_and(|n| {
+                        n.evidence.iter().any(|e| {
+                            e.session == session
+                                && e.turn < self.turn
+                                && e.turn + KEEP_WINDOW_TURNS >= self.turn
+                                && extract::says_change(&e.text)
+                        })
+                    })
+                });
+                let Some(name) = self
+                    .newest(changes)
+                    .and_then(|id| self.choice_of(&id))
+                    .and_then(|c| self.node_ref(&c).map(|n| n.label.clone()))
+                else {
+                    return;
+                };
+                let drop = extract::Decision {
+                    label: format!("Drop {name}"),
+                    chosen: None,
+                    replaced: Some(name),
+                    moves: DecisionMove::Drop,
+                    ..d.clone()
+                };
+                return self.decision(&drop);
             };
             let mut r = d.clone();
             r.label = format!("Use {label}");
